@@ -1,0 +1,50 @@
+//! `fnabi`: the command-line face of the fnabi library.
+//!
+//! Every subcommand lives in its own module and uses the library only
+//! through its public API. Errors are one line on stderr (`fnabi: error: …`)
+//! and a non-zero exit status; the process never panics on bad input.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+mod demangle;
+
+/// Function ABIs of compiled tensor functions: signatures, modules, calls.
+#[derive(Parser)]
+#[command(name = "fnabi", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the human-readable form of a mangled signature.
+    Demangle(demangle::DemangleArgs),
+    /// Print the mangled form of a human-readable raw signature.
+    Mangle(demangle::MangleArgs),
+}
+
+/// A failure that ends the command: printed as one line on stderr.
+pub struct CliError(pub String);
+
+impl<E: std::fmt::Display> From<E> for CliError {
+    fn from(e: E) -> Self {
+        CliError(e.to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Demangle(args) => demangle::demangle(args),
+        Command::Mangle(args) => demangle::mangle(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(CliError(msg)) => {
+            eprintln!("fnabi: error: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}

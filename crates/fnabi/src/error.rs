@@ -1,0 +1,193 @@
+//! Errors: one parse error type that carries a byte offset (shared by every
+//! signature grammar in the crate), and the crate-wide [`Error`] that wraps
+//! the error of each layer.
+
+use std::fmt;
+
+/// Why a signature (mangled or human-readable) failed to parse.
+///
+/// Every variant is reported together with a byte offset by [`ParseError`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ParseErrorKind {
+    // ---- lexical layer ----------------------------------------------------
+    /// A byte that is neither an integer tag (`_`, `a`–`z`) nor a span tag (`A`–`Z`).
+    BadTag(u8),
+    /// An integer tag not followed by `-?[0-9]+` (a `+`, a lone `-`, nothing).
+    MissingDigits,
+    /// An integer outside the 32-bit signed range.
+    IntegerOutOfRange,
+    /// A span tag not followed by a decimal length.
+    MissingLength,
+    /// A span length of 0 (the length counts the `!`, so it is at least 1).
+    ZeroLength,
+    /// A span length that does not fit in memory (more digits than any input has).
+    LengthOutOfRange,
+    /// A span that declares more bytes than remain in the input.
+    Truncated {
+        /// The declared length (including the `!`).
+        declared: usize,
+        /// The bytes that actually remain after the length.
+        available: usize,
+    },
+    /// The first byte of a span is not `!` (`None`: the input ended there).
+    MissingBang(Option<u8>),
+
+    // ---- raw function signatures -----------------------------------------
+    /// A component that is not allowed at this level of a signature
+    /// (an item tag other than `B`, `S`, `O`, `U`; a top-level tag other than `I`, `R`).
+    UnexpectedComponent {
+        /// Where the component was found (`"signature"`, `"type sequence"`, …).
+        context: &'static str,
+        /// Its tag byte.
+        tag: u8,
+    },
+    /// A field tag that the enclosing item does not define (`x` inside a buffer).
+    UnknownField {
+        /// The item kind (`"buffer"`, `"scalar"`, `"ref object"`, `"unrecognized"`).
+        item: &'static str,
+        /// The field's tag byte.
+        tag: u8,
+    },
+    /// A scalar type code outside 0–11.
+    IllegalScalarCode(i32),
+    /// A negative dimension other than `-1` (the dynamic marker).
+    IllegalDim(i32),
+    /// A layout (contiguity hint) code that is not defined.
+    IllegalLayoutCode(i32),
+    /// A required span is absent (`I` or `R`).
+    MissingSpan(u8),
+    /// A span that may appear once appears again.
+    DuplicateSpan(u8),
+
+    // ---- human-readable forms ---------------------------------------------
+    /// The text does not continue as the grammar requires.
+    Expected(&'static str),
+    /// A name that is not a known type name.
+    UnknownName(String),
+    /// Extra text after a complete form.
+    TrailingInput,
+
+    // ---- structured index path (SIP) signatures ----------------------------
+    /// Free-form SIP grammar violation.
+    Sip(String),
+}
+
+impl fmt::Display for ParseErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use ParseErrorKind::*;
+        match self {
+            BadTag(b) => {
+                write!(f, "{} is not a component tag (expected `_`, `a`-`z` or `A`-`Z`)", ByteDisplay(Some(*b)))
+            }
+            MissingDigits => f.write_str("integer component has no digits (expected -?[0-9]+)"),
+            IntegerOutOfRange => f.write_str("integer does not fit in 32 signed bits"),
+            MissingLength => f.write_str("span has no decimal length after its tag"),
+            ZeroLength => f.write_str("span length is 0 (the length counts the `!`, so it is at least 1)"),
+            LengthOutOfRange => f.write_str("span length is too large"),
+            Truncated { declared, available } => {
+                write!(f, "span declares {declared} byte(s) but only {available} remain")
+            }
+            MissingBang(b) => write!(f, "span content must start with `!`, found {}", ByteDisplay(*b)),
+            UnexpectedComponent { context, tag } => {
+                write!(f, "unexpected component {} in {context}", ByteDisplay(Some(*tag)))
+            }
+            UnknownField { item, tag } => write!(f, "unknown field tag {} in {item}", ByteDisplay(Some(*tag))),
+            IllegalScalarCode(c) => write!(f, "illegal scalar type code {c} (expected 0-11)"),
+            IllegalDim(d) => write!(f, "illegal dimension {d} (expected >= 0, or -1 for dynamic)"),
+            IllegalLayoutCode(c) => write!(f, "illegal layout code {c} (expected 0 row-major or 1 column-major)"),
+            MissingSpan(t) => write!(f, "missing `{}` span", *t as char),
+            DuplicateSpan(t) => write!(f, "duplicate `{}` span", *t as char),
+            Expected(what) => write!(f, "expected {what}"),
+            UnknownName(n) => write!(f, "unknown type name {n:?}"),
+            TrailingInput => f.write_str("unexpected text after the end"),
+            Sip(msg) => f.write_str(msg),
+        }
+    }
+}
+
+/// Formats a byte for messages: printable ASCII quoted, anything else in hex,
+/// `None` as "end of input".
+struct ByteDisplay(Option<u8>);
+
+impl fmt::Display for ByteDisplay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            None => f.write_str("end of input"),
+            Some(b) if b.is_ascii_graphic() => write!(f, "`{}`", b as char),
+            Some(b) => write!(f, "byte 0x{b:02x}"),
+        }
+    }
+}
+
+/// A parse error at a byte offset of the input.
+///
+/// Offsets are absolute: an error inside a nested span reports its position
+/// in the whole signature, not in the span.
+///
+/// ```
+/// let err = fnabi::RawSignature::parse("I5!B1!").unwrap_err();
+/// assert_eq!(err.offset(), 0);
+/// assert_eq!(err.to_string(), "at byte 0: span declares 5 byte(s) but only 4 remain");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    offset: usize,
+    kind: ParseErrorKind,
+}
+
+impl ParseError {
+    /// An error of `kind` at byte `offset`.
+    pub fn new(offset: usize, kind: ParseErrorKind) -> Self {
+        ParseError { offset, kind }
+    }
+
+    /// The byte offset in the input where the problem was found.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ParseErrorKind {
+        &self.kind
+    }
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "at byte {}: {}", self.offset, self.kind)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Result alias over the crate-wide [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Every error fnabi reports.
+///
+/// Each layer has its own precise error type; this enum gathers them so a
+/// caller that drives a whole call needs to handle one type.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A signature or other text form failed to parse.
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+    /// A function's ABI attributes are inconsistent or of an unknown version.
+    #[error("ABI attributes: {0}")]
+    Attributes(String),
+    /// A value does not match what was expected (dtype, rank, shape, count, range).
+    #[error("{context}: expected {expected}, got {got}")]
+    Mismatch {
+        /// What was checked, and where (`"dim 1 of input 0"`).
+        context: String,
+        /// What was expected.
+        expected: String,
+        /// What was found.
+        got: String,
+    },
+    /// An argument that the caller gave is invalid for the API it was given to.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+}
