@@ -14,6 +14,7 @@
 //! - [`raw`]: the raw function ABI (`fv`, `f`, `fbr`);
 //! - [`attrs`]: a checked view over a function's ABI attributes;
 //! - [`array`]: host n-d arrays and the memory behind them;
+//! - [`buffer`]: buffer descriptions, the buffer oracle and the factory;
 //! - [`layout`]: layout conversion kernels (strided → dense at memcpy speed);
 //! - [`value`]: dynamic host values (nested lists, tuples, dicts, arrays);
 //! - [`structure`]: the tree that maps flat argument lists onto nested values.
@@ -27,6 +28,7 @@
 
 pub mod array;
 pub mod attrs;
+pub mod buffer;
 pub mod error;
 pub mod layout;
 pub mod mangle;
