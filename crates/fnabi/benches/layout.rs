@@ -71,7 +71,7 @@ fn benches(c: &mut Criterion) {
 }
 
 /// Mean time in ns of a finished benchmark, from criterion's estimates.
-fn mean_ns(dir: &PathBuf, id: &str) -> Option<f64> {
+fn mean_ns(dir: &std::path::Path, id: &str) -> Option<f64> {
     let text = std::fs::read_to_string(dir.join(id).join("new").join("estimates.json")).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
     v["mean"]["point_estimate"].as_f64()

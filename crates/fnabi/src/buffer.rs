@@ -168,11 +168,12 @@ impl BufferDescription {
             return true;
         }
         let mut expect: isize = 1;
-        let dims: Box<dyn Iterator<Item = usize>> = match order {
-            Layout::RowMajor => Box::new((0..self.rank()).rev()),
-            Layout::ColumnMajor => Box::new(0..self.rank()),
-        };
-        for i in dims {
+        let rank = self.rank();
+        for k in 0..rank {
+            let i = match order {
+                Layout::RowMajor => rank - 1 - k,
+                Layout::ColumnMajor => k,
+            };
             let n = self.shape[i];
             if n != 1 && self.strides[i] != expect {
                 return false;
@@ -291,9 +292,9 @@ pub enum Unsupported {
     /// produce them.
     Strides {
         /// The strides asked for (`None` = dynamic).
-        expected: DimVec<Option<isize>>,
+        expected: Vec<Option<isize>>,
         /// The buffer's shape.
-        shape: DimVec<usize>,
+        shape: Vec<usize>,
     },
 }
 
@@ -432,7 +433,7 @@ pub fn oracle(ty: &BufferType, desc: &BufferDescription, pref: &LayoutPreference
 /// The layout a conversion produces for `pref`.
 fn target_for(dtype: DType, shape: &[usize], pref: &LayoutPreference) -> Result<BufferDescription, Unsupported> {
     let unsupported =
-        |want: &DimVec<Option<isize>>| Unsupported::Strides { expected: want.clone(), shape: shape.into() };
+        |want: &DimVec<Option<isize>>| Unsupported::Strides { expected: want.to_vec(), shape: shape.into() };
     let strides = match pref {
         LayoutPreference::Dense(order) => dense_strides(shape, *order),
         LayoutPreference::AnyStrided => dense_strides(shape, Layout::RowMajor),
@@ -621,10 +622,7 @@ mod tests {
         let d = dec(&t, s(&[Some(1), Some(1)]));
         assert_eq!(
             d,
-            Decision::Unsupported(Unsupported::Strides {
-                expected: [Some(1), Some(1)].into_iter().collect(),
-                shape: [5, 4].into_iter().collect()
-            })
+            Decision::Unsupported(Unsupported::Strides { expected: vec![Some(1), Some(1)], shape: vec![5, 4] })
         );
         assert_eq!(
             Error::from(Unsupported::Strides {

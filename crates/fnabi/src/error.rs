@@ -190,4 +190,16 @@ pub enum Error {
     /// An argument that the caller gave is invalid for the API it was given to.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A memory scope has no room for a request (a full ring buffer that
+    /// did not free up in time, a request larger than the scope).
+    #[error("memory exhausted: {0}")]
+    Exhausted(String),
+    /// An I/O error (reading or mapping a file), with the path.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What failed.
+        source: std::io::Error,
+    },
 }

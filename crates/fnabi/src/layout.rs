@@ -89,6 +89,9 @@ pub fn copy_to_slice(src: &Array<'_>, order: Layout, dst: &mut [u8]) -> Result<(
             got: dst.len().to_string(),
         });
     }
+    if src.is_empty() {
+        return Ok(());
+    }
     let strides = dense_strides(src.shape(), order);
     let mut out = Array::from_mut_bytes(src.dtype(), src.shape(), Some(&strides), dst, 0)?;
     copy(src, &mut out)

@@ -16,6 +16,7 @@
 //! - [`array`]: host n-d arrays and the memory behind them;
 //! - [`buffer`]: buffer descriptions, the buffer oracle and the factory;
 //! - [`layout`]: layout conversion kernels (strided → dense at memcpy speed);
+//! - [`memory`]: memory scopes (per-call arena, fenced ring buffer, persistent and mapped buffers);
 //! - [`value`]: dynamic host values (nested lists, tuples, dicts, arrays);
 //! - [`structure`]: the tree that maps flat argument lists onto nested values.
 //!
@@ -32,6 +33,7 @@ pub mod buffer;
 pub mod error;
 pub mod layout;
 pub mod mangle;
+pub mod memory;
 pub mod raw;
 pub mod scalar;
 pub mod structure;
