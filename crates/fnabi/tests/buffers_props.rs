@@ -262,8 +262,10 @@ fn ring_is_safe_across_two_threads() {
             let mut held: Vec<RingBlock> = Vec::new();
             for i in 0..3000usize {
                 let n = 1 + (i * 37 + id as usize * 11) % 700;
-                match ring.alloc(n, Duration::from_millis(50)) {
-                    Ok(mut b) => {
+                // When full (both threads hold blocks) the allocation times
+                // out and the blocks are released below.
+                if let Ok(mut b) = ring.alloc(n, Duration::from_millis(50)) {
+                    {
                         let r = (b.as_slice().as_ptr() as usize, b.as_slice().as_ptr() as usize + b.len());
                         {
                             let mut live = ranges.lock().unwrap();
@@ -273,7 +275,6 @@ fn ring_is_safe_across_two_threads() {
                         b.as_mut_slice().fill(id);
                         held.push(b);
                     }
-                    Err(_) => {} // full: release below
                 }
                 if held.len() > 4 || i % 7 == 0 {
                     for b in held.drain(..) {
