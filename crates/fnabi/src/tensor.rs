@@ -160,8 +160,7 @@ pub fn update(target: &mut Array<'_>, update: &Array<'_>, offsets: &[usize]) -> 
             got: format!("{}, {}", update.rank(), offsets.len()),
         });
     }
-    for d in 0..target.rank() {
-        let (n, off, size) = (target.shape()[d], offsets[d], update.shape()[d]);
+    for (d, ((&n, &off), &size)) in target.shape().iter().zip(offsets).zip(update.shape()).enumerate() {
         if off.checked_add(size).is_none_or(|end| end > n) {
             return Err(Error::InvalidArgument(format!(
                 "update of extent {size} at offset {off} does not fit dim {d} of extent {n}"
@@ -309,7 +308,7 @@ mod tests {
         }
         assert_eq!(data, [0, 0, 0, 0, 0, 9]);
         assert_eq!(splat(&[0], 1u64).unwrap().len(), 0);
-        assert_eq!(splat(&[], true).unwrap().get::<bool>(&[]).unwrap(), true);
+        assert!(splat(&[], true).unwrap().get::<bool>(&[]).unwrap());
         assert!(splat(&[usize::MAX, 2], 0u8).is_err());
     }
 
