@@ -71,6 +71,11 @@ pub enum ParseErrorKind {
     // ---- structured index path (SIP) signatures ----------------------------
     /// Free-form SIP grammar violation.
     Sip(String),
+
+    // ---- .npy files ---------------------------------------------------------
+    /// A `.npy` file that is not well formed, or holds what fnabi cannot
+    /// represent (the message says which).
+    Npy(String),
 }
 
 impl fmt::Display for ParseErrorKind {
@@ -102,6 +107,7 @@ impl fmt::Display for ParseErrorKind {
             UnknownName(n) => write!(f, "unknown type name {n:?}"),
             TrailingInput => f.write_str("unexpected text after the end"),
             Sip(msg) => f.write_str(msg),
+            Npy(msg) => write!(f, "npy: {msg}"),
         }
     }
 }

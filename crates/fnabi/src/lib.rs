@@ -19,6 +19,7 @@
 //! - [`layout`]: layout conversion kernels (strided → dense at memcpy speed);
 //! - [`memory`]: memory scopes (per-call arena, fenced ring buffer, persistent and mapped buffers);
 //! - [`tensor`]: host tensor ops (load, store, splat, slice, update, clone, reshape);
+//! - [`npy`]: NumPy `.npy` files;
 //! - [`value`]: dynamic host values (nested lists, tuples, dicts, arrays);
 //! - [`structure`]: the tree that maps flat argument lists onto nested values.
 //!
@@ -37,6 +38,7 @@ pub mod error;
 pub mod layout;
 pub mod mangle;
 pub mod memory;
+pub mod npy;
 pub mod raw;
 pub mod scalar;
 pub mod structure;
