@@ -612,35 +612,71 @@ mod tests {
         off.extend(file("{'descr': '<u4', 'fortran_order': False, 'shape': (1,)}\n", &[1, 0, 0, 0]));
         assert_eq!(read(&off[1..]).unwrap().to_vec::<u32>().unwrap(), [1]);
         // `=`, `?` and 1-byte types with any order character.
-        assert_eq!(read(&file("{'descr': '=u1', 'fortran_order': False, 'shape': (1,)}", &[9])).unwrap().dtype(), DType::U8);
-        assert_eq!(read(&file("{'descr': '?', 'fortran_order': False, 'shape': ()}", &[1])).unwrap().dtype(), DType::BOOL);
+        assert_eq!(
+            read(&file("{'descr': '=u1', 'fortran_order': False, 'shape': (1,)}", &[9])).unwrap().dtype(),
+            DType::U8
+        );
+        assert_eq!(
+            read(&file("{'descr': '?', 'fortran_order': False, 'shape': ()}", &[1])).unwrap().dtype(),
+            DType::BOOL
+        );
     }
 
     #[test]
     fn malformed_files_are_typed_errors_with_offsets() {
-        assert_eq!(read(b"PK\x03\x04").unwrap_err().to_string(), "at byte 0: npy: not a .npy file (no \\x93NUMPY magic)");
+        assert_eq!(
+            read(b"PK\x03\x04").unwrap_err().to_string(),
+            "at byte 0: npy: not a .npy file (no \\x93NUMPY magic)"
+        );
         assert_eq!(
             read(b"\x93NUMPY\x04\x00\x00\x00").unwrap_err().to_string(),
             "at byte 6: npy: unsupported format version 4.0 (fnabi reads 1.0, 2.0, 3.0)"
         );
         assert!(read(b"\x93NUMPY\x01\x00\x10").unwrap_err().to_string().contains("truncated header length"));
-        assert!(read(b"\x93NUMPY\x01\x00\x10\x00{}").unwrap_err().to_string().contains("header declares 16 bytes but only 2 remain"));
+        assert!(
+            read(b"\x93NUMPY\x01\x00\x10\x00{}")
+                .unwrap_err()
+                .to_string()
+                .contains("header declares 16 bytes but only 2 remain")
+        );
         assert!(read(b"\x93NUMPY\x02\x00\xff\xff\xff\xff").unwrap_err().to_string().contains("exceeds"));
         let ok = "{'descr': '<f4', 'fortran_order': False, 'shape': (1,)}";
         assert_eq!(read_err(ok, &[0; 3]), "at byte 65: npy: the data is 3 byte(s) but the header announces 4");
         assert!(read_err(ok, &[0; 5]).contains("the data is 5 byte(s)"));
-        assert_eq!(read_err("{'descr': '<c8', 'fortran_order': False, 'shape': (1,)}", &[0; 8]), "at byte 20: npy: unsupported descr \"<c8\"");
-        assert!(read_err("{'descr': '<V2', 'fortran_order': False, 'shape': (1,)}", &[0; 2]).contains("unsupported descr"));
-        assert!(read_err("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,)}", &[0; 4]).contains("structured"));
+        assert_eq!(
+            read_err("{'descr': '<c8', 'fortran_order': False, 'shape': (1,)}", &[0; 8]),
+            "at byte 20: npy: unsupported descr \"<c8\""
+        );
+        assert!(
+            read_err("{'descr': '<V2', 'fortran_order': False, 'shape': (1,)}", &[0; 2]).contains("unsupported descr")
+        );
+        assert!(
+            read_err("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,)}", &[0; 4])
+                .contains("structured")
+        );
         assert!(read_err("{'descr': '<f4', 'shape': (1,)}", &[0; 4]).contains("no fortran_order"));
-        assert!(read_err("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}", &[0; 4]).contains("unexpected key"));
-        assert!(read_err("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (1,)}", &[0; 4]).contains("twice"));
+        assert!(
+            read_err("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}", &[0; 4])
+                .contains("unexpected key")
+        );
+        assert!(
+            read_err("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (1,)}", &[0; 4])
+                .contains("twice")
+        );
         assert!(read_err("{'descr': '<f4', 'fortran_order': false, 'shape': (1,)}", &[0; 4]).contains("True or False"));
         assert!(read_err("{'descr': '<f4', 'fortran_order': False, 'shape': (1)}", &[0; 4]).contains("trailing comma"));
         assert!(read_err("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}", &[0; 4]).contains("non-negative"));
-        assert!(read_err("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999,)}", &[]).contains("does not fit"));
-        assert!(read_err("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296)}", &[]).contains("too large"));
-        assert!(read_err("{'descr': '<f4', 'fortran_order': False, 'shape': (1,)} x", &[0; 4]).contains("after the header"));
+        assert!(
+            read_err("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999,)}", &[])
+                .contains("does not fit")
+        );
+        assert!(
+            read_err("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296)}", &[])
+                .contains("too large")
+        );
+        assert!(
+            read_err("{'descr': '<f4', 'fortran_order': False, 'shape': (1,)} x", &[0; 4]).contains("after the header")
+        );
         assert!(read_err("{'descr': '<f\\4', 'fortran_order': False, 'shape': (1,)}", &[0; 4]).contains("escapes"));
         assert!(read_err("{'descr': '<f4", &[]).contains("unterminated"));
         assert!(read_err("{'descr' '<f4'}", &[]).contains("expected `:`"));

@@ -74,7 +74,7 @@ pub fn slice<'a>(a: &'a Array<'_>, offsets: &[usize], sizes: &[usize]) -> Result
 /// assert_eq!(tensor::slice_strided(&a, &[1], &[3], &[2]).unwrap().to_vec::<u8>().unwrap(), [1, 3, 5]);
 /// assert_eq!(tensor::slice_strided(&a, &[4], &[3], &[-2]).unwrap().to_vec::<u8>().unwrap(), [4, 2, 0]);
 /// let e = tensor::slice_strided(&a, &[1], &[4], &[2]).unwrap_err().to_string();
-/// assert_eq!(e, "invalid argument: slice of dim 0 (extent 6) from 1 by 4 with step 2 ends at 7, past the end");
+/// assert_eq!(e, "invalid argument: slice of dim 0 (extent 6) from 1 by 4 with step 2 reaches index 7, out of bounds");
 /// ```
 pub fn slice_strided<'a>(
     a: &'a Array<'_>,
@@ -102,12 +102,12 @@ pub fn slice_strided<'a>(
         }
         let bad = |end: String| {
             Error::InvalidArgument(format!(
-                "slice of dim {d} (extent {n}) from {off} by {size} with step {step} ends at {end}"
+                "slice of dim {d} (extent {n}) from {off} by {size} with step {step} reaches index {end}, out of bounds"
             ))
         };
         if size == 0 {
             if off > n {
-                return Err(bad(format!("{off}, past the end")));
+                return Err(bad(off.to_string()));
             }
         } else {
             // The last index visited, overflow-checked.
@@ -115,17 +115,17 @@ pub fn slice_strided<'a>(
             if step > 0 {
                 let last = off as u128 + span;
                 if last >= n as u128 {
-                    return Err(bad(format!("{}, past the end", last + 1)));
+                    return Err(bad(last.to_string()));
                 }
             } else if off >= n || span > off as u128 {
-                return Err(bad(format!("{}, before the start", off as i128 - span as i128)));
+                return Err(bad((off as i128 - span as i128).to_string()));
             }
         }
         // A dim of extent <= 1 is never stepped: its stride is irrelevant.
         let stride = if size <= 1 {
             a.strides()[d]
         } else {
-            a.strides()[d].checked_mul(step).ok_or_else(|| bad("overflow".into()))?
+            a.strides()[d].checked_mul(step).ok_or_else(|| bad(format!("{off} + {size} x {step} (stride overflow)")))?
         };
         strides.push(stride);
         // In bounds, so the offset stays within the array's checked extent.
@@ -319,11 +319,14 @@ mod tests {
         assert_eq!(s.to_vec::<i32>().unwrap(), [7, 8, 9, 12, 13, 14]);
         assert_eq!(s.as_ptr(), a.as_ptr().wrapping_add(7 * 4), "a view, not a copy");
         let e = slice(&a, &[3, 0], &[2, 5]).unwrap_err().to_string();
-        assert_eq!(e, "invalid argument: slice of dim 0 (extent 4) from 3 by 2 with step 1 ends at 5, past the end");
+        assert_eq!(
+            e,
+            "invalid argument: slice of dim 0 (extent 4) from 3 by 2 with step 1 reaches index 4, out of bounds"
+        );
         let e = slice_strided(&a, &[1, 0], &[3, 1], &[-1, 1]).unwrap_err().to_string();
         assert_eq!(
             e,
-            "invalid argument: slice of dim 0 (extent 4) from 1 by 3 with step -1 ends at -1, before the start"
+            "invalid argument: slice of dim 0 (extent 4) from 1 by 3 with step -1 reaches index -1, out of bounds"
         );
         assert!(slice_strided(&a, &[0, 0], &[1, 1], &[0, 1]).unwrap_err().to_string().contains("step of dim 0 is 0"));
         assert_eq!(slice(&a, &[0], &[1]).unwrap_err().to_string(), "number of slice offsets: expected 2, got 1");
