@@ -13,7 +13,7 @@
 //! - [`scalar`]: the ABI's scalar type codes and host element types;
 //! - [`raw`]: the raw function ABI (`fv`, `f`, `fbr`);
 //! - [`attrs`]: a checked view over a function's ABI attributes;
-//! - [`array`]: host n-d arrays and the memory behind them;
+//! - [`array`](mod@array): host n-d arrays and the memory behind them;
 //! - [`buffer`]: buffer descriptions, the buffer oracle and the factory;
 //! - [`deferred`]: deferred result allocation (`fbr`);
 //! - [`layout`]: layout conversion kernels (strided → dense at memcpy speed);
