@@ -378,6 +378,11 @@ unsafe fn run(
         // SAFETY: forwarded; the copies stay in the destination block of dim i.
         unsafe {
             run(ctx, rest, dense_block, first_kernel_dim, src, dst);
+            // Streaming stores of the block must be visible before it is read back.
+            #[cfg(target_arch = "x86_64")]
+            if ctx.nt {
+                std::arch::x86_64::_mm_sfence();
+            }
             for t in 1..n {
                 std::ptr::copy_nonoverlapping(dst, dst.offset(t as isize * d), block);
             }
@@ -1025,6 +1030,18 @@ mod tests {
         let g3 = big2.restrided(&[3000, 750], &[1500, 2], 4).unwrap();
         assert_eq!(to_dense(&g2, Layout::RowMajor).unwrap(), g2);
         assert_eq!(to_dense(&g3, Layout::RowMajor).unwrap(), g3);
+    }
+
+    #[test]
+    fn broadcast_of_a_streamed_transpose() {
+        // 4 copies of a 600x1000 transpose: 9.6 MB out, so the block is
+        // written with streaming stores and then duplicated.
+        let base = iota(&[1000, 600]);
+        let b = base.restrided(&[4, 600, 1000], &[0, 1, 600], 0).unwrap();
+        let d = to_dense(&b, Layout::RowMajor).unwrap();
+        assert!(d.nbytes() >= NON_TEMPORAL_THRESHOLD);
+        assert_eq!(d.get::<u32>(&[3, 599, 999]).unwrap(), 999 * 600 + 599);
+        assert_eq!(d, b);
     }
 
     #[test]

@@ -763,8 +763,13 @@ impl MutableByteBuffer {
     /// assert_eq!(b.ptr::<f64>(8).unwrap().get(), 2.5);
     /// ```
     pub fn ptr_mut<T: Element>(&mut self, offset: usize) -> Result<PtrMut<'_, T>, Error> {
-        let p = element_at::<T>(self.as_bytes(), offset)?;
-        Ok(PtrMut { p, _m: PhantomData })
+        // Checked on the shared view, then derived from the writable pointer
+        // (so writes go through a pointer that may write).
+        element_at::<T>(self.as_bytes(), offset)?;
+        let base = self.as_mut_bytes().as_mut_ptr();
+        // SAFETY: offset + size_of::<T>() <= len (checked just above).
+        let p = unsafe { base.add(offset) }.cast::<T>();
+        Ok(PtrMut { p: NonNull::new(p).unwrap_or(NonNull::dangling()), _m: PhantomData })
     }
 
     /// A writable array over these bytes (borrowing the buffer).
