@@ -43,6 +43,10 @@ pub type DimVec<T> = SmallVec<[T; 6]>;
 enum Release {
     /// Allocated by [`HostBuffer::zeroed`] with this layout.
     Aligned(AllocLayout),
+    /// An anonymous mapping of this many bytes made by [`HostBuffer::zeroed`]
+    /// (large sizes, with the transparent huge page hint).
+    #[cfg(unix)]
+    Mapped(usize),
     /// Memory owned by a Rust value (a `Vec<T>`, a mapping, …) that is dropped.
     Keep(#[allow(dead_code)] Box<dyn Any + Send + Sync>),
     /// Foreign memory released by a deleter.
@@ -67,9 +71,30 @@ unsafe impl Send for HostBuffer {}
 // SAFETY: see `Send`: shared access is read-only.
 unsafe impl Sync for HostBuffer {}
 
+/// Allocations of at least this many bytes are anonymous memory mappings
+/// aligned to 2 MiB with the transparent huge page hint (`MADV_HUGEPAGE`):
+/// filling fresh memory then costs one page fault per 2 MiB instead of one
+/// per 4 KiB (measured on the development machine: a fresh 64 MiB buffer
+/// fills at ~2 GB/s from the heap, ~7.8 GB/s from a hinted mapping).
+pub const HUGE_PAGE_THRESHOLD: usize = 4 << 20;
+
+/// Size (and alignment) of a transparent huge page on x86-64 and aarch64 Linux.
+#[cfg(unix)]
+const HUGE_PAGE: usize = 2 << 20;
+
 impl HostBuffer {
     /// `len` zeroed bytes aligned to [`ALIGNMENT`].
+    ///
+    /// Sizes from [`HUGE_PAGE_THRESHOLD`] up come from an anonymous mapping
+    /// (zero pages from the kernel, no clearing pass) aligned to 2 MiB and
+    /// advised to use huge pages; smaller ones from the global allocator.
     pub fn zeroed(len: usize) -> Result<HostBuffer, Error> {
+        #[cfg(unix)]
+        if len >= HUGE_PAGE_THRESHOLD
+            && let Some(buf) = HostBuffer::mapped_zeroed(len)
+        {
+            return Ok(buf);
+        }
         if len == 0 {
             return Ok(HostBuffer {
                 ptr: NonNull::dangling_aligned(),
@@ -85,6 +110,58 @@ impl HostBuffer {
         let ptr =
             NonNull::new(raw).ok_or_else(|| Error::InvalidArgument(format!("out of memory allocating {len} bytes")))?;
         Ok(HostBuffer { ptr, len, writable: true, release: Release::Aligned(layout) })
+    }
+
+    /// An anonymous, private mapping of `len` bytes (rounded up to whole
+    /// huge pages) starting on a 2 MiB boundary, with `MADV_HUGEPAGE`.
+    /// `None` when the kernel refuses (the caller falls back to the heap).
+    #[cfg(unix)]
+    fn mapped_zeroed(len: usize) -> Option<HostBuffer> {
+        let map_len = len.checked_add(HUGE_PAGE - 1)? & !(HUGE_PAGE - 1);
+        // Over-map by one huge page so that an aligned start exists, then
+        // unmap the unaligned head and the tail.
+        let over = map_len.checked_add(HUGE_PAGE)?;
+        // SAFETY: a fresh anonymous private mapping; no existing memory is touched.
+        let raw = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                over,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if raw == libc::MAP_FAILED {
+            return None;
+        }
+        let start = raw as usize;
+        let aligned = (start + HUGE_PAGE - 1) & !(HUGE_PAGE - 1);
+        let head = aligned - start;
+        let tail = over - head - map_len;
+        // SAFETY: both ranges lie inside the mapping just made and are not
+        // used; unmapping page-aligned parts of it is always valid.
+        unsafe {
+            if head > 0 {
+                libc::munmap(raw, head);
+            }
+            if tail > 0 {
+                libc::munmap((aligned + map_len) as *mut libc::c_void, tail);
+            }
+        }
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        // SAFETY: advice on our own mapping; failure only means no huge pages.
+        unsafe {
+            libc::madvise(aligned as *mut libc::c_void, map_len, libc::MADV_HUGEPAGE);
+        }
+        let ptr = NonNull::new(aligned as *mut u8)?;
+        Some(HostBuffer { ptr, len, writable: true, release: Release::Mapped(map_len) })
+    }
+
+    /// Start of the memory for writing, for the owner of a buffer that no
+    /// `Array` shares yet (arena chunks, mutable byte buffers).
+    pub(crate) fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr.as_ptr()
     }
 
     /// Takes ownership of a vector's memory without copying.
@@ -163,6 +240,11 @@ impl Drop for HostBuffer {
             Release::Aligned(layout) => {
                 // SAFETY: allocated in `zeroed` with exactly this layout.
                 unsafe { std::alloc::dealloc(self.ptr.as_ptr(), *layout) }
+            }
+            #[cfg(unix)]
+            Release::Mapped(map_len) => {
+                // SAFETY: the mapping made in `mapped_zeroed`, of exactly this length.
+                unsafe { libc::munmap(self.ptr.as_ptr().cast(), *map_len) };
             }
             Release::Custom(deleter) => {
                 if let Some(d) = deleter.take() {
@@ -321,7 +403,7 @@ fn check_layout(
     } else if offset > len {
         return Err(Error::InvalidArgument(format!("byte offset {offset} is past the {len}-byte storage")));
     }
-    if (base as usize).wrapping_add(offset) % es != 0 {
+    if !(base as usize).wrapping_add(offset).is_multiple_of(es) {
         return Err(Error::InvalidArgument(format!(
             "array data at byte offset {offset} is not aligned to its {es}-byte {dtype} elements"
         )));
@@ -406,6 +488,26 @@ impl<'a> Array<'a> {
             check_bools(bytes)?;
         }
         Ok(a)
+    }
+
+    /// A writable view of borrowed bytes with explicit strides (in
+    /// elements; `None` for row-major) and byte offset of element
+    /// `[0, …, 0]`: memory a function may write into (arena scratch, a
+    /// mutable byte buffer). Bool data is checked to hold only 0 and 1.
+    pub fn from_mut_bytes(
+        dtype: DType,
+        shape: &[usize],
+        strides: Option<&[isize]>,
+        bytes: &'a mut [u8],
+        offset: usize,
+    ) -> Result<Array<'a>, Error> {
+        if dtype == DType::Bool {
+            check_bools(bytes)?;
+        }
+        let strides = strides.map_or_else(|| c_strides(shape), DimVec::from);
+        let len = bytes.len();
+        let ptr = NonNull::new(bytes.as_mut_ptr()).unwrap_or(NonNull::dangling_aligned());
+        Array::build(dtype, shape, strides, offset, Storage::BorrowedMut(ptr, len, std::marker::PhantomData))
     }
 
     /// An array over a shared buffer with explicit strides (in elements;
@@ -630,24 +732,10 @@ impl<'a> Array<'a> {
         }
     }
 
-    /// A dense, row-major copy into fresh memory.
+    /// A dense, row-major copy into fresh memory (see [`crate::layout`] for
+    /// the conversion kernels).
     pub fn to_contiguous(&self) -> Result<Array<'static>, Error> {
-        let out = Array::zeros(self.dtype, &self.shape)?;
-        let es = self.dtype.size();
-        let dst = out.storage.base().cast_mut();
-        if let Some(src) = self.as_bytes() {
-            // SAFETY: dst has exactly nbytes of fresh memory, src is nbytes long.
-            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
-        } else {
-            let mut i = 0;
-            self.for_each_offset(|off| {
-                // SAFETY: `off` addresses a whole element inside the source
-                // storage; `i` runs over the fresh, non-overlapping destination.
-                unsafe { std::ptr::copy_nonoverlapping(self.storage.base().add(off), dst.add(i), es) };
-                i += es;
-            });
-        }
-        Ok(out)
+        crate::layout::to_dense(self, crate::raw::Layout::RowMajor)
     }
 
     /// A view that borrows this array's memory (no copy).

@@ -96,10 +96,10 @@ impl AbiAttributes {
             (Some(_), None) => return Err(attr_err("sipv is given without a signature sip")),
             _ => {}
         }
-        if let (Some("sip"), Some(v)) = (self.abi.as_deref(), self.abiv) {
-            if v != SIP_ABI_VERSION {
-                return Err(attr_err(format!("unsupported abi = sip version abiv = {v} (fnabi reads 1)")));
-            }
+        if let (Some("sip"), Some(v)) = (self.abi.as_deref(), self.abiv)
+            && v != SIP_ABI_VERSION
+        {
+            return Err(attr_err(format!("unsupported abi = sip version abiv = {v} (fnabi reads 1)")));
         }
         Ok(())
     }

@@ -71,6 +71,11 @@ pub enum ParseErrorKind {
     // ---- structured index path (SIP) signatures ----------------------------
     /// Free-form SIP grammar violation.
     Sip(String),
+
+    // ---- .npy files ---------------------------------------------------------
+    /// A `.npy` file that is not well formed, or holds what fnabi cannot
+    /// represent (the message says which).
+    Npy(String),
 }
 
 impl fmt::Display for ParseErrorKind {
@@ -102,6 +107,7 @@ impl fmt::Display for ParseErrorKind {
             UnknownName(n) => write!(f, "unknown type name {n:?}"),
             TrailingInput => f.write_str("unexpected text after the end"),
             Sip(msg) => f.write_str(msg),
+            Npy(msg) => write!(f, "npy: {msg}"),
         }
     }
 }
@@ -190,4 +196,16 @@ pub enum Error {
     /// An argument that the caller gave is invalid for the API it was given to.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A memory scope has no room for a request (a full ring buffer that
+    /// did not free up in time, a request larger than the scope).
+    #[error("memory exhausted: {0}")]
+    Exhausted(String),
+    /// An I/O error (reading or mapping a file), with the path.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What failed.
+        source: std::io::Error,
+    },
 }

@@ -13,7 +13,13 @@
 //! - [`scalar`]: the ABI's scalar type codes and host element types;
 //! - [`raw`]: the raw function ABI (`fv`, `f`, `fbr`);
 //! - [`attrs`]: a checked view over a function's ABI attributes;
-//! - [`array`]: host n-d arrays and the memory behind them;
+//! - [`array`](mod@array): host n-d arrays and the memory behind them;
+//! - [`buffer`]: buffer descriptions, the buffer oracle and the factory;
+//! - [`deferred`]: deferred result allocation (`fbr`);
+//! - [`layout`]: layout conversion kernels (strided → dense at memcpy speed);
+//! - [`memory`]: memory scopes (per-call arena, fenced ring buffer, persistent and mapped buffers);
+//! - [`tensor`]: host tensor ops (load, store, splat, slice, update, clone, reshape);
+//! - [`npy`]: NumPy `.npy` files;
 //! - [`value`]: dynamic host values (nested lists, tuples, dicts, arrays);
 //! - [`structure`]: the tree that maps flat argument lists onto nested values.
 //!
@@ -26,11 +32,17 @@
 
 pub mod array;
 pub mod attrs;
+pub mod buffer;
+pub mod deferred;
 pub mod error;
+pub mod layout;
 pub mod mangle;
+pub mod memory;
+pub mod npy;
 pub mod raw;
 pub mod scalar;
 pub mod structure;
+pub mod tensor;
 pub mod value;
 
 pub use array::{Array, HostBuffer};

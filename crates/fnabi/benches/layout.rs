@@ -1,0 +1,140 @@
+//! Layout conversion throughput (`cargo bench -p fnabi --bench layout`),
+//! in bytes of output per second, each beside a `memcpy` of the same output
+//! size measured in the same run:
+//!
+//! - `memcpy/4096`: dense copy of a 4096×4096 f32 (64 MiB), the reference;
+//! - `transpose/4096`, `transpose/1024`: `ascontiguousarray(a.T)` of a
+//!   4096² and a 1024² f32;
+//! - `strided_rows/4096`: `ascontiguousarray(a[:, ::2])` of a 4096² f32
+//!   (32 MiB out);
+//! - `memcpy/1024`, `memcpy/4096x2048`: the memcpy references for the two
+//!   other output sizes;
+//! - `transpose_fresh/4096`: the 4096² transpose into a new allocation each
+//!   time (page faults included), i.e. `Array::to_contiguous`.
+//!
+//! All copies go into a caller-provided, already faulted-in destination
+//! (what the per-call arena provides). After criterion's own report the
+//! bench prints each figure as a percentage of its memcpy.
+
+use criterion::{BenchmarkId, Criterion, Throughput};
+use fnabi::{Array, DType, layout};
+use std::hint::black_box;
+use std::path::PathBuf;
+
+fn filled(shape: &[usize]) -> Array<'static> {
+    let n: usize = shape.iter().product();
+    Array::from_vec(shape, (0..n).map(|i| i as f32).collect()).unwrap().to_contiguous().unwrap()
+}
+
+fn target(shape: &[usize]) -> Array<'static> {
+    // Fault the pages in (zeroed memory maps lazily).
+    let mut a = Array::zeros(DType::F32, shape).unwrap();
+    let p = a.as_mut_ptr().unwrap();
+    // SAFETY: `a` owns nbytes of fresh memory.
+    unsafe { std::ptr::write_bytes(p, 1, a.nbytes()) };
+    a
+}
+
+fn memcpy(c: &mut Criterion, id: &str, shape: &[usize]) {
+    let src = filled(shape);
+    let mut dst = target(shape);
+    let bytes = src.nbytes();
+    let mut g = c.benchmark_group("memcpy");
+    g.throughput(Throughput::Bytes(bytes as u64));
+    g.bench_function(BenchmarkId::from_parameter(id), |b| {
+        let d = dst.as_mut_ptr().unwrap();
+        b.iter(|| {
+            // SAFETY: two distinct buffers of `bytes` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(black_box(src.as_ptr()), d, bytes) };
+        })
+    });
+    g.finish();
+}
+
+fn convert(c: &mut Criterion, group: &str, id: &str, view: &Array<'_>) {
+    let mut dst = target(view.shape());
+    let mut g = c.benchmark_group(group);
+    g.throughput(Throughput::Bytes(dst.nbytes() as u64));
+    g.bench_function(BenchmarkId::from_parameter(id), |b| {
+        b.iter(|| layout::copy(black_box(view), &mut dst).unwrap());
+    });
+    g.finish();
+}
+
+fn benches(c: &mut Criterion) {
+    memcpy(c, "4096", &[4096, 4096]);
+    let a = filled(&[4096, 4096]);
+    convert(c, "transpose", "4096", &a.permuted(&[1, 0]).unwrap());
+    memcpy(c, "1024", &[1024, 1024]);
+    let a1 = filled(&[1024, 1024]);
+    convert(c, "transpose", "1024", &a1.permuted(&[1, 0]).unwrap());
+    memcpy(c, "4096x2048", &[4096, 2048]);
+    convert(c, "strided_rows", "4096", &a.restrided(&[4096, 2048], &[4096, 2], 0).unwrap());
+    // The same transpose into fresh memory each time (a 2 MiB-aligned,
+    // huge-page-advised mapping): what `Array::to_contiguous` costs.
+    let t = a.permuted(&[1, 0]).unwrap();
+    let mut g = c.benchmark_group("transpose_fresh");
+    g.throughput(Throughput::Bytes(t.nbytes() as u64));
+    g.bench_function(BenchmarkId::from_parameter("4096"), |b| {
+        b.iter(|| layout::to_dense(black_box(&t), fnabi::Layout::RowMajor).unwrap());
+    });
+    g.finish();
+}
+
+/// Mean time in ns of a finished benchmark, from criterion's estimates.
+fn mean_ns(dir: &std::path::Path, id: &str) -> Option<f64> {
+    let text = std::fs::read_to_string(dir.join(id).join("new").join("estimates.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    v["mean"]["point_estimate"].as_f64()
+}
+
+fn criterion_dir() -> Option<PathBuf> {
+    if let Some(h) = std::env::var_os("CRITERION_HOME") {
+        return Some(PathBuf::from(h));
+    }
+    if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
+        return Some(PathBuf::from(t).join("criterion"));
+    }
+    let mut d = std::env::current_dir().ok()?;
+    loop {
+        let c = d.join("target").join("criterion");
+        if c.is_dir() {
+            return Some(c);
+        }
+        if !d.pop() {
+            return None;
+        }
+    }
+}
+
+fn summary() {
+    let Some(dir) = criterion_dir() else { return };
+    let rows = [
+        ("memcpy/4096", 4096 * 4096 * 4, "memcpy/4096"),
+        ("transpose/4096", 4096 * 4096 * 4, "memcpy/4096"),
+        ("transpose/1024", 1024 * 1024 * 4, "memcpy/1024"),
+        ("strided_rows/4096", 4096 * 2048 * 4, "memcpy/4096x2048"),
+        ("transpose_fresh/4096", 4096 * 4096 * 4, "memcpy/4096"),
+    ];
+    println!("\nlayout conversion, GB/s of output (memcpy of the same size in this run):");
+    for (id, bytes, reference) in rows {
+        let (Some(t), Some(r)) = (mean_ns(&dir, id), mean_ns(&dir, reference)) else { continue };
+        let (gbs, rgbs) = (bytes as f64 / t, bytes as f64 / r);
+        let big = (4096.0 * 4096.0 * 4.0) / mean_ns(&dir, "memcpy/4096").unwrap_or(r);
+        println!(
+            "  {id:<21} {gbs:6.2} GB/s | same-size memcpy {rgbs:6.2} GB/s: {:5.1}% | memcpy/4096: {:5.1}%",
+            100.0 * gbs / rgbs,
+            100.0 * gbs / big
+        );
+    }
+}
+
+fn main() {
+    let mut c = Criterion::default().configure_from_args();
+    benches(&mut c);
+    c.final_summary();
+    // `cargo test --all-targets` runs benches once as tests: no summary then.
+    if std::env::args().any(|a| a == "--bench") {
+        summary();
+    }
+}
