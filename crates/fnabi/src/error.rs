@@ -190,4 +190,7 @@ pub enum Error {
     /// An argument that the caller gave is invalid for the API it was given to.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// Reading, compiling, loading or calling MLIR code failed.
+    #[error(transparent)]
+    Mlir(#[from] crate::mlir::MlirError),
 }

@@ -15,7 +15,11 @@
 //! - [`attrs`]: a checked view over a function's ABI attributes;
 //! - [`array`]: host n-d arrays and the memory behind them;
 //! - [`value`]: dynamic host values (nested lists, tuples, dicts, arrays);
-//! - [`structure`]: the tree that maps flat argument lists onto nested values.
+//! - [`structure`]: the tree that maps flat argument lists onto nested values;
+//! - [`memref`]: MLIR memref descriptors built from and adopted into arrays;
+//! - [`mlir`]: MLIR function headers, the compile pipeline, calling `_mlir_ciface_` functions;
+//! - [`elf`]: the dynamic symbols of a shared library;
+//! - [`text`]: IREE's text form of arrays and scalars.
 //!
 //! ```
 //! use fnabi::RawSignature;
@@ -28,6 +32,8 @@ pub mod array;
 pub mod attrs;
 pub mod error;
 pub mod mangle;
+pub mod memref;
+pub mod mlir;
 pub mod raw;
 pub mod scalar;
 pub mod structure;
