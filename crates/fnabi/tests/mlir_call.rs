@@ -408,3 +408,30 @@ fn compile_errors_show_the_tools_stderr() {
     assert!(matches!(e, Error::Mlir(fnabi::mlir::MlirError::ToolFailed { .. })), "{msg}");
     assert!(msg.starts_with("mlir-opt-") && msg.contains("input.mlir:2:3: error:"), "{msg}");
 }
+
+#[test]
+fn bound_calls() {
+    let f = func("memref_abi", "first_f32");
+    let x = arr(&[3], vec![4.5f32, 1.0, 2.0]);
+    let mut p = f.prepare();
+    let args = [Arg::Array(&x)];
+    let mut b = p.bind(&args).unwrap();
+    for _ in 0..3 {
+        let r = b.invoke();
+        assert_eq!((r.len(), r.scalar(0), r.scalar(1)), (1, Some(Scalar::F32(4.5)), None));
+    }
+    let odd = x.restrided(&[2], &[2], 0).unwrap();
+    let args = [Arg::Array(&odd)];
+    let e = p.bind(&args).err().unwrap().to_string();
+    assert!(e.contains("needs a layout conversion"), "{e}");
+    let i = arr(&[3], vec![1i32, 2, 3]);
+    let args = [Arg::Array(&i)];
+    let e = p.bind(&args).err().unwrap().to_string();
+    assert_eq!(e, "invalid argument: argument 0 (memref<?xf32>): memref element type: expected f32, got i32");
+    let mut q = func("memref_abi", "transpose").prepare();
+    let args = [Arg::Array(&x)];
+    assert!(q.bind(&args).err().unwrap().to_string().contains("cannot be bound"));
+    let mut s = func("scalars", "half_f64").prepare();
+    let args = [Arg::Float(3.0)];
+    assert_eq!(s.bind(&args).unwrap().invoke().scalar(0), Some(Scalar::F64(1.5)));
+}

@@ -381,6 +381,7 @@ enum Ret {
 }
 
 struct ArgPlan {
+    ty: MlirType,
     loc: Loc,
     /// Word index of the descriptor (ranked), or of the `{rank, ptr}` header (unranked).
     at: usize,
@@ -397,10 +398,29 @@ struct Plan {
     stack_slots: usize,
     full: bool,
     has_unranked_args: bool,
+    /// No unranked argument, no packed result: `bind_simple` may apply.
+    simple: bool,
+    /// Where the result comes back.
+    ret_reg: ReturnReg,
+    /// The type of a register result.
+    direct_ty: Option<ElementType>,
 }
 
 impl Plan {
+    /// The register result of a non-packed call.
+    #[inline]
+    fn direct(&self, bits: u64) -> Option<(ElementType, u64)> {
+        self.direct_ty.map(|e| (e, bits))
+    }
+
     fn new(ty: &FunctionType) -> Result<Plan, Error> {
+        if !cfg!(target_arch = "x86_64") {
+            return Err(MlirError::Unsupported(format!(
+                "calling MLIR-compiled functions is implemented for x86-64 only (this is {})",
+                std::env::consts::ARCH
+            ))
+            .into());
+        }
         let packed = ty.results_packed();
         let (result_offsets, result_size) = ty.result_layout();
         let mut at = if packed { result_size.div_ceil(8) } else { 0 };
@@ -419,7 +439,7 @@ impl Plan {
                 n_stack += 1;
                 Loc::Stack(n_stack - 1)
             };
-            args.push(ArgPlan { loc, at });
+            args.push(ArgPlan { ty: t.clone(), loc, at });
             match t {
                 MlirType::MemRef(m) => at += 3 + 2 * m.rank(),
                 MlirType::UnrankedMemRef(_) => {
@@ -450,6 +470,15 @@ impl Plan {
             stack_slots: n_stack,
             full: n_float > 0 || n_stack > 0,
             has_unranked_args,
+            simple: !has_unranked_args && !matches!(ret, Ret::Packed),
+            ret_reg: match ret {
+                Ret::Reg(e) if e.is_float() => ReturnReg::Float,
+                _ => ReturnReg::Int,
+            },
+            direct_ty: match ret {
+                Ret::Reg(e) => Some(e),
+                _ => None,
+            },
         })
     }
 }
@@ -561,12 +590,111 @@ impl PreparedCall {
     /// Calls the function; the results borrow this call until dropped.
     #[inline]
     pub fn call(&mut self, args: &mut [Arg<'_, '_>]) -> Result<Results<'_>, Error> {
-        run(&self.func.inner, &mut self.scratch, args)
+        let f = &self.func.inner;
+        if f.plan.simple && simple_args(args) {
+            if bind_simple(f, &mut self.scratch, args).is_some() {
+                let bits = invoke_simple(f, &self.scratch);
+                return Ok(Results { outs: &mut self.scratch.outs, direct: f.plan.direct(bits) });
+            }
+        }
+        run(f, &mut self.scratch, args)
     }
 
     /// The function.
     pub fn function(&self) -> &MlirFunction {
         &self.func
+    }
+
+    /// Binds `args` once for repeated [`BoundCall::invoke`]s, the fastest
+    /// way to call the same function on the same arrays (whose contents may
+    /// change between calls through other handles... not while bound: the
+    /// arrays stay borrowed). Available when every memref argument is a
+    /// ranked memref that fits as-is and no result is packed (memref or
+    /// multiple results); otherwise an error says why.
+    pub fn bind<'p, 'a>(&'p mut self, args: &'a [Arg<'a, 'a>]) -> Result<BoundCall<'p, 'a>, Error> {
+        let f = &self.func.inner;
+        if !f.plan.simple {
+            return Err(Error::InvalidArgument(format!(
+                "@{} cannot be bound: it has unranked memref arguments or packed results",
+                f.name
+            )));
+        }
+        if bind_simple(f, &mut self.scratch, args).is_none() {
+            // Report the precise problem through the general path's checks.
+            let mut s = self.func.scratch();
+            let mut probe: Vec<Arg<'_, '_>> = args.iter().map(reborrow).collect();
+            bind_checks(f, &mut s, &mut probe)?;
+            return Err(Error::InvalidArgument(format!(
+                "@{}: an argument needs a layout conversion or is mutable, which bound calls do not do",
+                f.name
+            )));
+        }
+        Ok(BoundCall { call: self, _args: std::marker::PhantomData })
+    }
+}
+
+fn reborrow<'x>(a: &'x Arg<'_, '_>) -> Arg<'x, 'x> {
+    match a {
+        Arg::Array(a) => Arg::Array(a),
+        Arg::Mut(a) => Arg::Array(a),
+        Arg::Int(v) => Arg::Int(*v),
+        Arg::Float(v) => Arg::Float(*v),
+        Arg::Bool(v) => Arg::Bool(*v),
+        Arg::Scalar(v) => Arg::Scalar(*v),
+    }
+}
+
+/// Runs the general binding checks (without calling) to report an error.
+fn bind_checks(f: &FnInner, s: &mut Scratch, args: &mut [Arg<'_, '_>]) -> Result<(), Error> {
+    if args.len() != f.plan.args.len() {
+        return Err(Error::Mismatch {
+            context: format!("number of arguments of @{}", f.name),
+            expected: f.plan.args.len().to_string(),
+            got: args.len().to_string(),
+        });
+    }
+    for (i, (ap, arg)) in f.plan.args.iter().zip(args.iter()).enumerate() {
+        match (&ap.ty, arg) {
+            (MlirType::MemRef(m), Arg::Array(a)) => {
+                let w = &mut s.words[ap.at..ap.at + 3 + 2 * m.rank()];
+                fill_descriptor(a, m, w).map_err(|e| arg_error(i, &ap.ty, e))?;
+            }
+            (MlirType::Scalar(e), a) => {
+                scalar_bits(i, &ap.ty, *e, a)?;
+            }
+            (t, a) => return Err(arg_error(i, t, format!("expected an array, got {}", a.kind()))),
+        }
+    }
+    Ok(())
+}
+
+/// A [`PreparedCall`] with its arguments bound: each [`invoke`](BoundCall::invoke)
+/// only calls.
+///
+/// ```no_run
+/// # fn demo(f: &fnabi::mlir::MlirFunction, x: &fnabi::Array<'_>) -> fnabi::Result<()> {
+/// use fnabi::mlir::Arg;
+/// let mut call = f.prepare();
+/// let args = [Arg::Array(x)];
+/// let mut bound = call.bind(&args)?;
+/// for _ in 0..1000 {
+///     let first = bound.invoke().scalar(0);
+/// }
+/// # Ok(()) }
+/// ```
+pub struct BoundCall<'p, 'a> {
+    call: &'p mut PreparedCall,
+    _args: std::marker::PhantomData<&'a ()>,
+}
+
+impl BoundCall<'_, '_> {
+    /// Calls the function with the bound arguments (checked when bound,
+    /// so this cannot fail).
+    #[inline]
+    pub fn invoke(&mut self) -> Results<'_> {
+        let f = &self.call.func.inner;
+        let bits = invoke_simple(f, &self.call.scratch);
+        Results { outs: &mut self.call.scratch.outs, direct: f.plan.direct(bits) }
     }
 }
 
@@ -574,22 +702,28 @@ impl PreparedCall {
 /// (their memory released) with it.
 pub struct Results<'s> {
     outs: &'s mut Vec<Out>,
+    /// The type and bits of the one scalar result returned in a register
+    /// (then `outs` is empty). Kept as bits: a `Scalar` is built on request.
+    direct: Option<(ElementType, u64)>,
 }
 
 impl Results<'_> {
     /// Number of results.
     pub fn len(&self) -> usize {
-        self.outs.len()
+        usize::from(self.direct.is_some()) + self.outs.len()
     }
 
     /// True for a function without results.
     pub fn is_empty(&self) -> bool {
-        self.outs.is_empty()
+        self.len() == 0
     }
 
     /// Result `i`, if it is a scalar.
     #[inline]
     pub fn scalar(&self, i: usize) -> Option<Scalar> {
+        if let Some((e, bits)) = self.direct {
+            return (i == 0).then(|| Scalar::from_bits(e, bits));
+        }
         match self.outs.get(i) {
             Some(Out::Scalar(s)) => Some(*s),
             _ => None,
@@ -610,6 +744,9 @@ impl Results<'_> {
 
     /// All results as values (an array already taken is an error).
     pub fn into_values(self) -> Result<Vec<Value<'static>>, Error> {
+        if let Some((e, bits)) = self.direct {
+            return Ok(vec![Scalar::from_bits(e, bits).to_value()?]);
+        }
         self.outs
             .drain(..)
             .enumerate()
@@ -623,9 +760,18 @@ impl Results<'_> {
 }
 
 impl Drop for Results<'_> {
+    #[inline]
     fn drop(&mut self) {
-        self.outs.clear();
+        if !self.outs.is_empty() {
+            self.outs.clear();
+        }
     }
+}
+
+/// True when no argument is mutable (the fast path reads arrays only).
+#[inline]
+fn simple_args(args: &[Arg<'_, '_>]) -> bool {
+    !args.iter().any(|a| matches!(a, Arg::Mut(_)))
 }
 
 fn arg_error(i: usize, t: &MlirType, msg: impl std::fmt::Display) -> Error {
@@ -811,7 +957,7 @@ fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>]) -> Result<
         _ => ReturnReg::Int,
     };
 
-    let bits = invoke(f.fp, &s.frame, ret_reg)?;
+    let bits = invoke(f.fp, &s.frame, ret_reg);
 
     // Destination arguments that went through a converted copy: write back.
     for (i, c) in &s.temps {
@@ -819,17 +965,58 @@ fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>]) -> Result<
             copy_into(c, dst)?;
         }
     }
-    match plan.ret {
-        Ret::Void => {}
-        Ret::Reg(e) => s.outs.push(Out::Scalar(Scalar::from_bits(e, bits))),
-        Ret::Packed => take_packed(f, s, args, total)?,
+    let direct = match plan.ret {
+        Ret::Void => None,
+        Ret::Reg(e) => Some((e, bits)),
+        Ret::Packed => {
+            take_packed(f, s, args, total)?;
+            None
+        }
+    };
+    Ok(Results { outs: &mut s.outs, direct })
+}
+
+/// Binds the common case without allocation or conversion: ranked memrefs
+/// whose layout fits as-is, scalars, a result in a register or none.
+/// `None` when the call needs the general path (which redoes everything).
+#[inline]
+fn bind_simple(f: &FnInner, s: &mut Scratch, args: &[Arg<'_, '_>]) -> Option<()> {
+    let plan = &f.plan;
+    if !plan.simple || args.len() != plan.args.len() {
+        return None;
     }
-    Ok(Results { outs: &mut s.outs })
+    let words = s.words.as_mut_slice();
+    let base = words.as_ptr() as u64;
+    for (i, (ap, arg)) in plan.args.iter().zip(args).enumerate() {
+        let bits = match (&ap.ty, arg) {
+            (MlirType::MemRef(m), Arg::Array(a)) => {
+                let w = words.get_mut(ap.at..ap.at + 3 + 2 * m.rank())?;
+                if !matches!(fill_descriptor(a, m, w), Ok(true)) {
+                    return None;
+                }
+                base + 8 * ap.at as u64
+            }
+            (MlirType::Scalar(e), a) => scalar_bits(i, &ap.ty, *e, a).ok()?,
+            _ => return None,
+        };
+        match ap.loc {
+            Loc::Int(k) => s.frame.ints[k] = bits,
+            Loc::Float(k) => s.frame.floats[k] = bits,
+            Loc::Stack(k) => s.frame.stack[k] = bits,
+        }
+    }
+    Some(())
+}
+
+/// Invokes a call bound by `bind_simple`: the register result's bits.
+#[inline]
+fn invoke_simple(f: &FnInner, s: &Scratch) -> u64 {
+    invoke(f.fp, &s.frame, f.plan.ret_reg)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[inline]
-fn invoke(fp: usize, frame: &Frame, ret: ReturnReg) -> Result<u64, Error> {
+fn invoke(fp: usize, frame: &Frame, ret: ReturnReg) -> u64 {
     // SAFETY: `fp` is `_mlir_ciface_<name>` of a library whose functions
     // have the declared type (`MlirLibrary::open`'s contract), and `frame`
     // was filled by the plan of that type: the result-struct pointer first
@@ -839,16 +1026,13 @@ fn invoke(fp: usize, frame: &Frame, ret: ReturnReg) -> Result<u64, Error> {
     // that array's storage, which the borrowed `args` keep alive), each
     // scalar's bits in its class's register or stack slot in order. The
     // result struct has the size and alignment the plan computed.
-    Ok(unsafe { trampoline::invoke(fp as *const c_void, frame, ret) })
+    unsafe { trampoline::invoke(fp as *const c_void, frame, ret) }
 }
 
+/// Plans are refused on other targets ([`Plan::new`]), so this is never reached.
 #[cfg(not(target_arch = "x86_64"))]
-fn invoke(_fp: usize, _frame: &Frame, _ret: ReturnReg) -> Result<u64, Error> {
-    Err(MlirError::Unsupported(format!(
-        "calling MLIR-compiled functions is implemented for x86-64 only (this is {})",
-        std::env::consts::ARCH
-    ))
-    .into())
+fn invoke(_fp: usize, _frame: &Frame, _ret: ReturnReg) -> u64 {
+    unreachable!("no plan exists on this target")
 }
 
 /// Reads the packed result struct: scalars, ranked descriptors, unranked

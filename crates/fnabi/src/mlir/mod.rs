@@ -25,7 +25,7 @@ pub mod signature;
 mod trampoline;
 pub mod types;
 
-pub use call::{Arg, MlirFunction, MlirLibrary, PreparedCall, Results, Scalar};
+pub use call::{Arg, BoundCall, MlirFunction, MlirLibrary, PreparedCall, Results, Scalar};
 pub use compile::{Compiler, Toolchain};
 pub use signature::{find_function, parse_functions, AttrValue, FuncDecl, Visibility};
 pub use types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};

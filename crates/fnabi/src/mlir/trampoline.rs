@@ -85,7 +85,7 @@ impl Frame {
 /// `void`), and which is safe to call with those values: every pointer among
 /// them valid for what the callee does with it.
 #[cfg(target_arch = "x86_64")]
-#[inline]
+#[inline(always)]
 pub(crate) unsafe fn invoke(fp: *const c_void, frame: &Frame, ret: ReturnReg) -> u64 {
     let i = &frame.ints;
     if !frame.full {
@@ -107,6 +107,19 @@ pub(crate) unsafe fn invoke(fp: *const c_void, frame: &Frame, ret: ReturnReg) ->
             }
         };
     }
+    // SAFETY: forwarded to the caller.
+    unsafe { invoke_full(fp, frame, ret) }
+}
+
+/// The general form of [`invoke`]: six integer registers, eight float
+/// registers and a bucket of stack slots (kept out of line: it is large).
+///
+/// # Safety
+/// As for [`invoke`].
+#[cfg(target_arch = "x86_64")]
+#[inline(never)]
+unsafe fn invoke_full(fp: *const c_void, frame: &Frame, ret: ReturnReg) -> u64 {
+    let i = &frame.ints;
     let x = |k: usize| f64::from_bits(frame.floats[k]);
     let s = &frame.stack;
     macro_rules! full {
