@@ -30,6 +30,7 @@
 
 pub mod array;
 pub mod attrs;
+pub mod elf;
 pub mod error;
 pub mod mangle;
 pub mod memref;

@@ -435,3 +435,16 @@ fn bound_calls() {
     let args = [Arg::Float(3.0)];
     assert_eq!(s.bind(&args).unwrap().invoke().scalar(0), Some(Scalar::F64(1.5)));
 }
+
+#[test]
+fn elf_lists_the_compiled_functions() {
+    let so = std::fs::read(load("memref_abi").path()).unwrap();
+    let elf = fnabi::elf::ElfFile::parse(&so).unwrap();
+    let fns = elf.mlir_functions().unwrap();
+    let decls: Vec<&str> = load("memref_abi").declarations().iter().map(|d| d.name.as_str()).collect();
+    let mut want = decls.clone();
+    want.sort_unstable();
+    assert_eq!(fns, want, "every function got a _mlir_ciface_ wrapper");
+    let needs = elf.undefined_functions().unwrap();
+    assert!(needs.contains(&"malloc") && needs.contains(&"free"), "{needs:?}");
+}
