@@ -71,6 +71,10 @@ pub enum ParseErrorKind {
     // ---- structured index path (SIP) signatures ----------------------------
     /// Free-form SIP grammar violation.
     Sip(String),
+
+    // ---- other formats (array text, ELF) -------------------------------------
+    /// Free-form violation of a text or binary format: what was wrong.
+    Invalid(String),
 }
 
 impl fmt::Display for ParseErrorKind {
@@ -102,6 +106,7 @@ impl fmt::Display for ParseErrorKind {
             UnknownName(n) => write!(f, "unknown type name {n:?}"),
             TrailingInput => f.write_str("unexpected text after the end"),
             Sip(msg) => f.write_str(msg),
+            Invalid(msg) => f.write_str(msg),
         }
     }
 }

@@ -38,6 +38,7 @@ pub mod mlir;
 pub mod raw;
 pub mod scalar;
 pub mod structure;
+pub mod text;
 pub mod value;
 
 pub use array::{Array, HostBuffer};
