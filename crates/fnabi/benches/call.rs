@@ -6,10 +6,10 @@
 //!
 //! `cargo bench -p fnabi --bench call -- --warm-up-time 1 --measurement-time 3`
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{Criterion, criterion_group, criterion_main};
+use fnabi::Array;
 use fnabi::memref::MemRefDescriptor;
 use fnabi::mlir::{Arg, MlirLibrary};
-use fnabi::Array;
 use std::hint::black_box;
 
 fn bench(c: &mut Criterion) {

@@ -159,9 +159,10 @@ impl<'a> ElfFile<'a> {
         let shoff_u = usize::try_from(shoff).map_err(|_| err(0x28, "a section header offset inside the file"))?;
         if shnum == 0 {
             // Extended numbering: the count is in section 0's sh_size.
-            shnum = r.u64(shoff_u.checked_add(32).ok_or_else(|| err(0x28, "a section header offset inside the file"))?)?;
+            shnum =
+                r.u64(shoff_u.checked_add(32).ok_or_else(|| err(0x28, "a section header offset inside the file"))?)?;
         }
-        let table_size = shnum.checked_mul(SECTION_HEADER_SIZE as u64).unwrap_or(u64::MAX);
+        let table_size = shnum.saturating_mul(SECTION_HEADER_SIZE as u64);
         r.range(shoff, table_size, 0x28, "a section header table inside the file")?;
         let shnum = shnum as usize; // bounded by the file size just above
         let mut dynsym = None;

@@ -20,7 +20,7 @@
 //! callee will read it (type plus descriptor), only bytes inside the array's
 //! storage: that is what these checks guarantee before native code sees it.
 
-use crate::array::{byte_extent, Array, DimVec, HostBuffer};
+use crate::array::{Array, DimVec, HostBuffer, byte_extent};
 use crate::error::Error;
 use crate::mlir::{ElementType, MemRefLayout, MemRefType};
 use crate::raw::Dim;
@@ -573,7 +573,10 @@ pub unsafe fn adopt_results(
             let m = &inputs[k];
             let (lo, hi) = (m.array.storage_ptr() as usize, m.array.storage_ptr() as usize + m.array.storage_len());
             if range.is_some_and(|(a, b)| a < lo || b > hi) {
-                return Err(bad_result(i, format!("it carries input {k}'s allocation but addresses memory outside it")));
+                return Err(bad_result(
+                    i,
+                    format!("it carries input {k}'s allocation but addresses memory outside it"),
+                ));
             }
             Owner::Input(k)
         } else {
@@ -691,7 +694,10 @@ mod tests {
         let row = a.restrided(&[3], &[1], 12).unwrap();
         assert_eq!(fill(&row, "memref<3xf32>").unwrap().unwrap(), vec![base, base + 12, 0, 3, 1]);
         assert_eq!(fill(&row, "memref<3xf32, strided<[1], offset: ?>>").unwrap().unwrap(), vec![base, base, 3, 3, 1]);
-        assert_eq!(fill(&row, "memref<3xf32, strided<[1], offset: 2>>").unwrap().unwrap(), vec![base, base + 4, 2, 3, 1]);
+        assert_eq!(
+            fill(&row, "memref<3xf32, strided<[1], offset: 2>>").unwrap().unwrap(),
+            vec![base, base + 4, 2, 3, 1]
+        );
         assert_eq!(fill(&row, "memref<3xf32, strided<[1], offset: 4>>").unwrap(), None);
         assert_eq!(fill(&row, "memref<3xf32, strided<[2], offset: ?>>").unwrap(), None);
         // Extent-1 dims may have any stride.
@@ -724,7 +730,10 @@ mod tests {
             assert_eq!(c.to_vec::<i16>().unwrap(), t.to_vec::<i16>().unwrap(), "{s}");
         }
         assert!(convert_for(&a, &ty("memref<2x3xi16, strided<[-3, 1], offset: 1>>")).is_err());
-        assert!(convert_for(&a.restrided(&[2, 3, 1], &[3, 1, 1], 0).unwrap(), &ty("memref<2x3x1xi16, strided<[1, ?, 5]>>")).is_ok());
+        assert!(
+            convert_for(&a.restrided(&[2, 3, 1], &[3, 1, 1], 0).unwrap(), &ty("memref<2x3x1xi16, strided<[1, ?, 5]>>"))
+                .is_ok()
+        );
         let cube = Array::zeros(DType::I16, &[2, 3, 4]).unwrap();
         let e = convert_for(&cube, &ty("memref<2x3x4xi16, strided<[1, ?, 7]>>")).unwrap_err().to_string();
         assert!(e.contains("neither row- nor column-major"), "{e}");

@@ -28,7 +28,7 @@
 //! assert_eq!(err.to_string(), "at byte 6: expected 2 values (or 1 to fill the array), found 3");
 //! ```
 
-use crate::array::{element_count, Array};
+use crate::array::{Array, element_count};
 use crate::error::{ParseError, ParseErrorKind};
 use crate::scalar::{DType, ScalarType};
 use crate::value::Value;
@@ -539,8 +539,14 @@ mod tests {
         assert_eq!(err("2xi1=1 2"), "at byte 7: `2` is not a boolean (0, 1, true, false)");
         assert_eq!(err("2xi32=1,,2"), "at byte 8: a comma must separate two values");
         assert_eq!(err("2xi32=,1 2"), "at byte 6: a comma must separate two values");
-        assert_eq!(err("2x2xi32=[1 2 3 4]"), "at byte 13: brackets do not follow the shape [2, 2] (write the values flat, or as IREE prints them)");
-        assert_eq!(err("2x2xi32=[1 2][3 4"), "at byte 17: brackets do not follow the shape [2, 2] (write the values flat, or as IREE prints them)");
+        assert_eq!(
+            err("2x2xi32=[1 2 3 4]"),
+            "at byte 13: brackets do not follow the shape [2, 2] (write the values flat, or as IREE prints them)"
+        );
+        assert_eq!(
+            err("2x2xi32=[1 2][3 4"),
+            "at byte 17: brackets do not follow the shape [2, 2] (write the values flat, or as IREE prints them)"
+        );
         assert!(err("99999999999x99999999999x99999999999xf32=1").contains("too large"));
         assert!(parse_array("2xf32").unwrap_err().to_string().contains("expected `SHAPExTYPE=VALUES`"));
         assert_eq!(err("2xf32"), "at byte 0: `2xf32` is not a number");

@@ -82,7 +82,8 @@ fn callee_allocated_results() {
     assert_eq!((i.dtype(), i.shape()), (DType::I32, &[2usize, 3][..]));
     assert_eq!(i.to_vec::<i32>().unwrap(), [0, 1, 2, 3, 4, 5]);
 
-    let r = array(func("memref_abi", "rank0_double").call(&mut [Arg::Array(&Array::scalar(2.25f64))]).unwrap().remove(0));
+    let r =
+        array(func("memref_abi", "rank0_double").call(&mut [Arg::Array(&Array::scalar(2.25f64))]).unwrap().remove(0));
     assert_eq!((r.shape(), r.get::<f64>(&[]).unwrap()), (&[][..], 4.5));
 
     let mask = arr(&[4], vec![true, false, false, true]);
@@ -152,7 +153,10 @@ fn unranked_arguments_and_results() {
     let odd = y.restrided(&[3], &[2], 0).unwrap();
     assert_eq!(func("memref_abi", "unranked_sum1d").call(&mut [Arg::Array(&odd)]).unwrap(), [Value::Float(6.0)]);
     let e = func("memref_abi", "unranked_sum1d").call(&mut [Arg::Array(&Array::zeros(DType::I32, &[2]).unwrap())]);
-    assert_eq!(e.unwrap_err().to_string(), "invalid argument: argument 0 (memref<*xf32>): memref element type: expected f32, got i32");
+    assert_eq!(
+        e.unwrap_err().to_string(),
+        "invalid argument: argument 0 (memref<*xf32>): memref element type: expected f32, got i32"
+    );
 
     let m = arr(&[2, 3], (1..=6).map(|v| v as f32).collect());
     let u = array(func("memref_abi", "to_unranked").call(&mut [Arg::Array(&m)]).unwrap().remove(0));
@@ -195,7 +199,7 @@ fn static_shapes_and_strided_layouts() {
     let c = func("memref_abi", "sum_colmajor");
     let rows = arr(&[2, 3], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]);
     let want = Value::Float((1 + 4 + 9 + 16 + 25 + 36) as f64);
-    assert_eq!(c.call(&mut [Arg::Array(&rows)]).unwrap(), [want.clone()]);
+    assert_eq!(c.call(&mut [Arg::Array(&rows)]).unwrap(), std::slice::from_ref(&want));
     let fm = arr(&[3, 2], vec![1.0f32, 4.0, 2.0, 5.0, 3.0, 6.0]);
     let fview = fm.permuted(&[1, 0]).unwrap();
     assert_eq!(fview.strides(), &[1, 2]);
@@ -294,7 +298,8 @@ fn arguments_overflowing_registers_go_on_the_stack() {
     let m1 = arr(&[1], vec![3.0f64]);
     // Scalars x0..x17 in order (floats and ints interleaved), weights 1..18.
     let xs = [0.5, -1.0, 2.25, 3.0, -0.75, 4.0, 1.25, -6.0, 7.5, 8.0, -2.5, 0.125, 9.0, -10.5, 3.5, 11.0, 12.25, -0.5];
-    let want: f64 = xs.iter().enumerate().map(|(k, x)| (k as f64 + 1.0) * x).sum::<f64>() + 1000.0 * 2.0 + 10000.0 * 3.0;
+    let want: f64 =
+        xs.iter().enumerate().map(|(k, x)| (k as f64 + 1.0) * x).sum::<f64>() + 1000.0 * 2.0 + 10000.0 * 3.0;
     let ints = [1usize, 3, 5, 7, 9, 12, 15]; // positions of the integer scalars
     let mut args: Vec<Arg<'_, '_>> = vec![Arg::Array(&m0)];
     for (k, &x) in xs.iter().enumerate() {
@@ -309,7 +314,10 @@ fn sip_structured_dict8() {
     let lib = load("sip_dict8");
     let f = lib.function("dict8").unwrap();
     let attrs = f.decl().unwrap().abi_attributes().unwrap();
-    assert_eq!(attrs.sip_signature_str(), Some("I67!S63!k0D57!K3!k0_0K3!k1_1K3!k2_2K3!k3_3K3!k4_4K3!k5_5K3!k6_6K3!k7_7R3!_0"));
+    assert_eq!(
+        attrs.sip_signature_str(),
+        Some("I67!S63!k0D57!K3!k0_0K3!k1_1K3!k2_2K3!k3_3K3!k4_4K3!k5_5K3!k6_6K3!k7_7R3!_0")
+    );
     assert_eq!(attrs.raw_signature().unwrap().unwrap(), f.ty().to_raw());
     let xs: Vec<Array<'static>> = (0..8).map(|k| arr(&[4], vec![k as f32; 4])).collect();
     let mut args: Vec<Arg<'_, '_>> = xs.iter().map(Arg::Array).collect();

@@ -30,13 +30,13 @@
 //! [`PreparedCall`] keeps its scratch (descriptor storage, registers,
 //! result struct) across calls for hot loops.
 
-use super::signature::{parse_functions, FuncDecl};
+use super::MlirError;
+use super::signature::{FuncDecl, parse_functions};
 use super::trampoline::{self, Frame, ReturnReg};
 use super::types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};
-use super::MlirError;
 use crate::array::Array;
 use crate::error::Error;
-use crate::memref::{adopt_results, convert_for, copy_into, fill_descriptor, DynMemRef, InputMemory, MAX_RANK};
+use crate::memref::{DynMemRef, InputMemory, MAX_RANK, adopt_results, convert_for, copy_into, fill_descriptor};
 use crate::raw::Dim;
 use crate::scalar::ScalarType;
 use crate::value::Value;
@@ -361,7 +361,9 @@ impl MlirLibrary {
         let fp = *fp as usize;
         self.inner.image.get_or_init(|| image_segments(fp));
         let plan = Plan::new(&ty)?;
-        Ok(MlirFunction { inner: Arc::new(FnInner { lib: self.inner.clone(), name: name.to_owned(), ty, decl, fp, plan }) })
+        Ok(MlirFunction {
+            inner: Arc::new(FnInner { lib: self.inner.clone(), name: name.to_owned(), ty, decl, fp, plan }),
+        })
     }
 }
 
@@ -591,11 +593,9 @@ impl PreparedCall {
     #[inline]
     pub fn call(&mut self, args: &mut [Arg<'_, '_>]) -> Result<Results<'_>, Error> {
         let f = &self.func.inner;
-        if f.plan.simple && simple_args(args) {
-            if bind_simple(f, &mut self.scratch, args).is_some() {
-                let bits = invoke_simple(f, &self.scratch);
-                return Ok(Results { outs: &mut self.scratch.outs, direct: f.plan.direct(bits) });
-            }
+        if f.plan.simple && simple_args(args) && bind_simple(f, &mut self.scratch, args).is_some() {
+            let bits = invoke_simple(f, &self.scratch);
+            return Ok(Results { outs: &mut self.scratch.outs, direct: f.plan.direct(bits) });
         }
         run(f, &mut self.scratch, args)
     }
@@ -1111,7 +1111,8 @@ fn take_packed(f: &FnInner, s: &mut Scratch, args: &[Arg<'_, '_>], total: usize)
     // SAFETY: the descriptors were just returned by the callee, which follows
     // MLIR's conventions (the library's contract): callee memory comes from
     // libc malloc and is ours now; `inputs` are the arrays we passed.
-    let mut arrays = unsafe { adopt_results(&returned, &inputs, image, Some(keep)) }?.into_iter().map(Some).collect::<Vec<_>>();
+    let mut arrays =
+        unsafe { adopt_results(&returned, &inputs, image, Some(keep)) }?.into_iter().map(Some).collect::<Vec<_>>();
     for (slot, out) in slots.iter().zip(s.outs.iter_mut()) {
         if let Some(k) = slot {
             if let Some(a) = arrays[*k].take() {
@@ -1121,7 +1122,6 @@ fn take_packed(f: &FnInner, s: &mut Scratch, args: &[Arg<'_, '_>], total: usize)
     }
     Ok(())
 }
-
 
 /// The loaded segments of the object containing `addr` (Linux).
 #[cfg(target_os = "linux")]
@@ -1249,7 +1249,7 @@ mod tests {
         assert!(b("i16", Arg::Array(&r0)).unwrap_err().contains("expected i16, got u16"));
         let r1 = Array::from_vec(&[1], vec![7u16]).unwrap();
         assert!(b("ui16", Arg::Array(&r1)).unwrap_err().contains("expected a scalar, got array"));
-        assert_eq!(Scalar::U64(u64::MAX).to_value().unwrap_err().to_string().contains("does not fit"), true);
+        assert!(Scalar::U64(u64::MAX).to_value().unwrap_err().to_string().contains("does not fit"));
         assert_eq!(Scalar::from_bits(ElementType::Scalar(ScalarType::I8), 0xff), Scalar::I8(-1));
         assert!(Arg::from_value(&Value::Str("x".into())).is_err());
         assert!(matches!(Arg::from_value(&Value::Int(3)).unwrap(), Arg::Int(3)));

@@ -27,7 +27,7 @@ pub mod types;
 
 pub use call::{Arg, BoundCall, MlirFunction, MlirLibrary, PreparedCall, Results, Scalar};
 pub use compile::{Compiler, Toolchain};
-pub use signature::{find_function, parse_functions, AttrValue, FuncDecl, Visibility};
+pub use signature::{AttrValue, FuncDecl, Visibility, find_function, parse_functions};
 pub use types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};
 
 /// What can go wrong reading, compiling, loading or calling MLIR code.

@@ -30,8 +30,8 @@
 //! assert_eq!((fns[1].visibility, fns[1].has_body), (Visibility::Private, false));
 //! ```
 
-use super::types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};
 use super::MlirError;
+use super::types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};
 use crate::attrs::AbiAttributes;
 use crate::error::Error;
 use crate::raw::Dim;
@@ -286,11 +286,7 @@ impl<'s> Cursor<'s> {
     }
 
     fn expect(&mut self, lit: &str) -> Result<(), MlirError> {
-        if self.eat(lit) {
-            Ok(())
-        } else {
-            Err(self.error(format!("expected `{lit}`{}", self.found())))
-        }
+        if self.eat(lit) { Ok(()) } else { Err(self.error(format!("expected `{lit}`{}", self.found()))) }
     }
 
     /// ", found `…`" describing the text at the cursor.
@@ -298,11 +294,8 @@ impl<'s> Cursor<'s> {
         match self.peek() {
             None => ", found the end of the text".into(),
             Some(_) => {
-                let snippet: String = String::from_utf8_lossy(self.rest())
-                    .chars()
-                    .take_while(|c| !c.is_whitespace())
-                    .take(24)
-                    .collect();
+                let snippet: String =
+                    String::from_utf8_lossy(self.rest()).chars().take_while(|c| !c.is_whitespace()).take(24).collect();
                 format!(", found `{snippet}`")
             }
         }
@@ -383,10 +376,8 @@ impl<'s> Cursor<'s> {
                         _ => b'>',
                     });
                 }
-                b'}' | b')' | b']' | b'>' => {
-                    if stack.pop() != Some(b) {
-                        return Err(self.error(format!("unbalanced `{}`", b as char)));
-                    }
+                b'}' | b')' | b']' | b'>' if stack.pop() != Some(b) => {
+                    return Err(self.error(format!("unbalanced `{}`", b as char)));
                 }
                 _ => {}
             }
@@ -401,7 +392,9 @@ impl<'s> Cursor<'s> {
     fn func_header(&mut self) -> Result<FuncDecl, MlirError> {
         self.skip_trivia();
         let mut visibility = Visibility::Public;
-        for (kw, v) in [("private", Visibility::Private), ("public", Visibility::Public), ("nested", Visibility::Nested)] {
+        for (kw, v) in
+            [("private", Visibility::Private), ("public", Visibility::Public), ("nested", Visibility::Nested)]
+        {
             if self.at_keyword(kw) {
                 self.pos += kw.len();
                 visibility = v;
@@ -435,7 +428,15 @@ impl<'s> Cursor<'s> {
         if has_body {
             self.skip_balanced()?;
         }
-        Ok(FuncDecl { name, visibility, has_body, ty: FunctionType { inputs, results }, attributes, line: 0, column: 0 })
+        Ok(FuncDecl {
+            name,
+            visibility,
+            has_body,
+            ty: FunctionType { inputs, results },
+            attributes,
+            line: 0,
+            column: 0,
+        })
     }
 
     /// `(%a: T {attrs}, …)` or, for declarations, `(T {attrs}, …)`.
@@ -463,7 +464,8 @@ impl<'s> Cursor<'s> {
             if self.eat(")") {
                 return Ok(out);
             }
-            self.expect(",").map_err(|_| self.error(format!("expected `,` or `)` in the argument list{}", self.found())))?;
+            self.expect(",")
+                .map_err(|_| self.error(format!("expected `,` or `)` in the argument list{}", self.found())))?;
         }
     }
 
@@ -501,7 +503,8 @@ impl<'s> Cursor<'s> {
             if self.eat(")") {
                 return Ok(out);
             }
-            self.expect(",").map_err(|_| self.error(format!("expected `,` or `)` in the type list{}", self.found())))?;
+            self.expect(",")
+                .map_err(|_| self.error(format!("expected `,` or `)` in the type list{}", self.found())))?;
         }
     }
 
@@ -584,7 +587,9 @@ impl<'s> Cursor<'s> {
         }
         self.skip_trivia();
         self.expect(">").map_err(|e| match e {
-            MlirError::Syntax { .. } if self.pos > start => self.error(format!("expected `>` closing the memref type{}", self.found())),
+            MlirError::Syntax { .. } if self.pos > start => {
+                self.error(format!("expected `>` closing the memref type{}", self.found()))
+            }
             e => e,
         })?;
         Ok(MlirType::MemRef(MemRefType { element, dims, layout }))
@@ -717,7 +722,8 @@ impl<'s> Cursor<'s> {
             if self.eat("}") {
                 return Ok(out);
             }
-            self.expect(",").map_err(|_| self.error(format!("expected `,` or `}}` in an attribute dictionary{}", self.found())))?;
+            self.expect(",")
+                .map_err(|_| self.error(format!("expected `,` or `}}` in an attribute dictionary{}", self.found())))?;
         }
     }
 
@@ -745,7 +751,10 @@ impl<'s> Cursor<'s> {
                     }
                     self.pos += 1;
                 }
-                if ok && self.pos > start + usize::from(neg) && !self.peek().is_some_and(|b| b == b'.' || b.is_ascii_alphanumeric()) {
+                if ok
+                    && self.pos > start + usize::from(neg)
+                    && !self.peek().is_some_and(|b| b == b'.' || b.is_ascii_alphanumeric())
+                {
                     self.skip_trivia();
                     if self.eat(":") {
                         self.skip_trivia();
@@ -832,7 +841,10 @@ module attributes { x = "func.func @in_string" } {
             a.ty.to_string(),
             "(memref<4x?xbf16>, memref<*xi1>, index) -> (memref<2xf64, strided<[?], offset: ?>>, i32)"
         );
-        assert_eq!(a.ty.to_raw().to_string(), "(Buffer<bfloat16[4x?]>, Unrecognized<?>, sint64) -> (Buffer<float64[2]>, sint32)");
+        assert_eq!(
+            a.ty.to_raw().to_string(),
+            "(Buffer<bfloat16[4x?]>, Unrecognized<?>, sint64) -> (Buffer<float64[2]>, sint32)"
+        );
         let abi = a.abi_attributes().unwrap();
         assert_eq!(abi.sip_signature_str(), Some("I1!R1!"));
         let Some(AttrValue::Dict(r)) = a.attribute("iree.reflection") else { panic!() };
@@ -868,17 +880,29 @@ module attributes { x = "func.func @in_string" } {
             err("module {\n  func.func @f(%a: tensor<4xf32>)\n}"),
             (2, 20, "unsupported type `tensor` (fnabi passes memref<…>, memref<*x…>, i1, i8, i16, i32, i64, index, f16, bf16, f32, f64 and si/ui integers)".into())
         );
-        assert_eq!(err("func.func @f(memref<4xf32, affine_map<(d0) -> (d0)>>)").2, "affine_map memref layouts are not supported (use strided<[…], offset: …>)");
-        assert_eq!(err("func.func @f(memref<4xf32, 1>)").2, "memref memory spaces other than 0 are not supported (host memory only)");
+        assert_eq!(
+            err("func.func @f(memref<4xf32, affine_map<(d0) -> (d0)>>)").2,
+            "affine_map memref layouts are not supported (use strided<[…], offset: …>)"
+        );
+        assert_eq!(
+            err("func.func @f(memref<4xf32, 1>)").2,
+            "memref memory spaces other than 0 are not supported (host memory only)"
+        );
         assert!(parse_functions("func.func @f(memref<4xf32, 0>)").is_ok());
         assert_eq!(err("func.func @f(memref<4xf7>)").2, "unsupported memref element type `f7`");
         assert_eq!(err("func.func @f(memref<4>)").2, "expected `x` after a memref dimension, found `>)`");
         assert_eq!(err("func.func @f(memref<4x>)").2, "expected a memref element type, found `>)`");
-        assert_eq!(err("func.func @f(memref<4xf32, strided<[1, 1]>>)").2, "strided layout has 2 strides for a rank-1 memref");
+        assert_eq!(
+            err("func.func @f(memref<4xf32, strided<[1, 1]>>)").2,
+            "strided layout has 2 strides for a rank-1 memref"
+        );
         assert_eq!(err("func.func @f(memref<99999999999xf32>)").2, "dimension exceeds 2147483647");
         assert_eq!(err("func.func @f(i32 i32)").2, "expected `,` or `)` in the argument list, found `i32)`");
         assert_eq!(err("func.func f()").2, "expected `@`, found `f()`");
-        assert_eq!(err("func.func @f() {\n  %0 = \"x\n}"), (2, 8, "string literal is not terminated on its line".into()));
+        assert_eq!(
+            err("func.func @f() {\n  %0 = \"x\n}"),
+            (2, 8, "string literal is not terminated on its line".into())
+        );
         assert_eq!(err("func.func @f() {\n  { ").0, 1);
         assert_eq!(err("func.func @f() attributes {a = \"\\q\"}").2, "unknown escape in string literal");
         assert_eq!(err("func.func @f() attributes {a = [1)}").2, "unbalanced `)`");
@@ -896,7 +920,10 @@ module attributes { x = "func.func @in_string" } {
         assert!(!"(f32) -> f32".parse::<FunctionType>().unwrap().results_packed());
         assert!("(f32) -> f32 x".parse::<FunctionType>().is_err());
         assert!("(f32)".parse::<FunctionType>().is_err());
-        assert_eq!("memref<?xf32, strided<[-2], offset: 5>>".parse::<MlirType>().unwrap().to_string(), "memref<?xf32, strided<[-2], offset: 5>>");
+        assert_eq!(
+            "memref<?xf32, strided<[-2], offset: 5>>".parse::<MlirType>().unwrap().to_string(),
+            "memref<?xf32, strided<[-2], offset: 5>>"
+        );
         assert!("i32 i32".parse::<MlirType>().is_err());
     }
 }

@@ -97,11 +97,17 @@ pub(crate) unsafe fn invoke(fp: *const c_void, frame: &Frame, ret: ReturnReg) ->
         return unsafe {
             match ret {
                 ReturnReg::Int => {
-                    let f = std::mem::transmute::<*const c_void, unsafe extern "C" fn(u64, u64, u64, u64, u64, u64) -> u64>(fp);
+                    let f = std::mem::transmute::<
+                        *const c_void,
+                        unsafe extern "C" fn(u64, u64, u64, u64, u64, u64) -> u64,
+                    >(fp);
                     f(i[0], i[1], i[2], i[3], i[4], i[5])
                 }
                 ReturnReg::Float => {
-                    let f = std::mem::transmute::<*const c_void, unsafe extern "C" fn(u64, u64, u64, u64, u64, u64) -> f64>(fp);
+                    let f = std::mem::transmute::<
+                        *const c_void,
+                        unsafe extern "C" fn(u64, u64, u64, u64, u64, u64) -> f64,
+                    >(fp);
                     f(i[0], i[1], i[2], i[3], i[4], i[5]).to_bits()
                 }
             }
@@ -156,8 +162,12 @@ unsafe fn invoke_full(fp: *const c_void, frame: &Frame, ret: ReturnReg) -> u64 {
         8 => full!(0 1 2 3 4 5 6 7),
         16 => full!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15),
         32 => full!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31),
-        64 => full!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63),
-        128 => full!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127),
+        64 => {
+            full!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63)
+        }
+        128 => {
+            full!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127)
+        }
         // Frame::new only makes bucket-sized stacks.
         _ => unreachable!("stack of {} slots is not a bucket size", s.len()),
     }
@@ -180,8 +190,16 @@ mod tests {
     #[test]
     fn calls_rust_extern_c_functions_of_mixed_signatures() {
         extern "C" fn mixed(a: i32, x: f32, b: u8, y: f64, c: i64, d: i16, e: u64, f: i64, g: i8, z: f32) -> f64 {
-            f64::from(a) + f64::from(x) * 10.0 + f64::from(b) * 100.0 + y * 1000.0 + c as f64 * 1e4 + f64::from(d) * 1e5
-                + e as f64 * 1e6 + f as f64 * 1e7 + f64::from(g) * 1e8 + f64::from(z) * 1e9
+            f64::from(a)
+                + f64::from(x) * 10.0
+                + f64::from(b) * 100.0
+                + y * 1000.0
+                + c as f64 * 1e4
+                + f64::from(d) * 1e5
+                + e as f64 * 1e6
+                + f as f64 * 1e7
+                + f64::from(g) * 1e8
+                + f64::from(z) * 1e9
         }
         let mut fr = Frame::new(2, true);
         fr.ints = [(-1i32) as i64 as u64, 2, 3, 4, 5, 6];

@@ -1,0 +1,26 @@
+//! IREE's array text form: parsing never panics, errors point inside the
+//! input, and what parses prints in a form that parses back to the same
+//! dtype and shape (and the same elements, for integer and boolean arrays).
+#![no_main]
+use fnabi::text::{format_array, parse_value};
+use fnabi::Value;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    if text.len() > 4096 {
+        return;
+    }
+    match parse_value(text) {
+        Ok(Value::Array(a)) => {
+            let printed = format_array(&a);
+            let Ok(Value::Array(b)) = parse_value(&printed) else { panic!("{printed:?} does not parse back") };
+            assert_eq!((a.dtype(), a.shape()), (b.dtype(), b.shape()));
+            if !a.dtype().is_float() {
+                assert_eq!(a, b, "{printed:?}");
+            }
+        }
+        Ok(_) => {}
+        Err(e) => assert!(e.offset() <= text.len()),
+    }
+});
