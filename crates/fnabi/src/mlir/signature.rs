@@ -14,7 +14,7 @@
 //! use fnabi::mlir::{parse_functions, Visibility};
 //! let src = r#"
 //! module {
-//!   func.func @f(%m: memref<?xf32>, %s: f32) -> f32 attributes { llvm.emit_c_interface, fv = "1", f = "I8!B3!d-1S1!R3!S1!" } {
+//!   func.func @f(%m: memref<?xf32>, %s: f32) -> f32 attributes { llvm.emit_c_interface, fv = "1", f = "I10!B4!d-1S1!R4!S1!" } {
 //!     %c0 = arith.constant 0 : index
 //!     %v = memref.load %m[%c0] : memref<?xf32>   // "}" in a comment
 //!     return %v : f32
