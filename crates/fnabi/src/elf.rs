@@ -102,7 +102,7 @@ impl Reader<'_> {
         at.checked_add(N)
             .and_then(|end| self.data.get(at..end))
             .and_then(|s| s.try_into().ok())
-            .ok_or_else(|| err(at, "more bytes (the file ends inside a header or table)"))
+            .ok_or_else(|| err(at.min(self.data.len()), "more bytes (the file ends inside a header or table)"))
     }
     fn u16(&self, at: usize) -> Result<u16, ParseError> {
         let b = self.bytes::<2>(at)?;

@@ -138,6 +138,9 @@ pub fn parse_array(text: &str) -> Result<Array<'static>, ParseError> {
         ));
     }
     if toks.len() != values.len() {
+        if values.len() != n {
+            return Err(invalid(body_at, "a single value that fills the array takes no brackets".into()));
+        }
         check_brackets(&toks, &shape, text.len())?;
     }
     let es = dtype.size();
@@ -548,6 +551,7 @@ mod tests {
             "at byte 17: brackets do not follow the shape [2, 2] (write the values flat, or as IREE prints them)"
         );
         assert!(err("99999999999x99999999999x99999999999xf32=1").contains("too large"));
+        assert_eq!(err("2x2xi8=[1]"), "at byte 7: a single value that fills the array takes no brackets");
         assert!(parse_array("2xf32").unwrap_err().to_string().contains("expected `SHAPExTYPE=VALUES`"));
         assert_eq!(err("2xf32"), "at byte 0: `2xf32` is not a number");
     }
