@@ -456,3 +456,35 @@ fn elf_lists_the_compiled_functions() {
     let needs = elf.undefined_functions().unwrap();
     assert!(needs.contains(&"malloc") && needs.contains(&"memcpy"), "{needs:?}");
 }
+
+#[test]
+fn compile_cache_hits_misses_and_verifies_its_key() {
+    use fnabi::mlir::Compiler;
+    let tools = Compiler::new().unwrap().toolchain().clone();
+    let dir = std::env::temp_dir().join(format!("fnabi-cache-test-{}", std::process::id()));
+    let c = Compiler::with(tools, &dir);
+    let a = "func.func @k() -> i32 {\n  %c = arith.constant 7 : i32\n  return %c : i32\n}\n";
+    let b = a.replace("7 : i32", "8 : i32");
+    let pa = c.compile(a).unwrap();
+    assert!(pa.starts_with(&dir) && pa.ends_with(format!("lib{}.so", c.cache_key(a))));
+    let t0 = std::fs::metadata(&pa).unwrap().modified().unwrap();
+    assert_eq!(c.compile(a).unwrap(), pa, "a hit");
+    assert_eq!(std::fs::metadata(&pa).unwrap().modified().unwrap(), t0, "not rebuilt");
+    let pb = c.compile(&b).unwrap();
+    assert_ne!(pa, pb);
+    // A key file that does not match (a collision, or damage): rebuilt, not trusted.
+    let key = pa.with_extension("key");
+    std::fs::write(&key, "something else").unwrap();
+    assert_eq!(c.compile(a).unwrap(), pa);
+    assert!(std::fs::read_to_string(&key).unwrap().ends_with(a));
+    // SAFETY: @k only returns a constant.
+    let lib = unsafe { MlirLibrary::open_with_source(&pb, &b) }.unwrap();
+    assert_eq!(lib.function("k").unwrap().call(&mut []).unwrap(), [Value::Int(8)]);
+    let leftovers: Vec<_> = std::fs::read_dir(dir.join("mlir"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("tmp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary directories are removed");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
