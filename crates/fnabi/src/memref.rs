@@ -800,6 +800,7 @@ mod tests {
         let b = Array::from_slice(&[2], &data).unwrap();
         let bp = data.as_ptr() as usize;
         let inputs = [InputMemory { array: &b, allocated: bp }];
+        // SAFETY: the descriptors describe live test memory (an input, a static, or a fresh malloc block).
         let out = unsafe {
             adopt_results(&[(ElementType::Scalar(ScalarType::I32), desc(bp, bp, 0, &[2], &[1]))], &inputs, &[], None)
         }
@@ -809,6 +810,7 @@ mod tests {
         // Static memory: the sentinel, or inside a static range.
         static TABLE: [f32; 2] = [7.0, 8.0];
         let t = TABLE.as_ptr() as usize;
+        // SAFETY: the descriptors describe live test memory (an input, a static, or a fresh malloc block).
         let out = unsafe {
             adopt_results(
                 &[(f32e, desc(GLOBAL_SENTINEL, t, 0, &[2], &[1])), (f32e, desc(t, t, 1, &[1], &[1]))],
@@ -825,6 +827,7 @@ mod tests {
         let p = unsafe { malloc(16) } as usize;
         unsafe { std::slice::from_raw_parts_mut(p as *mut f32, 4).copy_from_slice(&[1.0, 2.0, 3.0, 4.0]) };
         let keep: Arc<dyn std::any::Any + Send + Sync> = Arc::new(5u8);
+        // SAFETY: the descriptors describe live test memory (an input, a static, or a fresh malloc block).
         let out = unsafe {
             adopt_results(
                 &[(f32e, desc(p, p, 0, &[4], &[1])), (f32e, desc(p, p, 2, &[2], &[1]))],
@@ -840,19 +843,26 @@ mod tests {
         drop(out);
         assert_eq!(Arc::strong_count(&keep), 1);
         // Empty callee result: freed at once.
+        // SAFETY: the descriptors describe live test memory (an input, a static, or a fresh malloc block).
         let p = unsafe { malloc(1) } as usize;
+        // SAFETY: the descriptors describe live test memory (an input, a static, or a fresh malloc block).
         let out = unsafe { adopt_results(&[(f32e, desc(p, p, 0, &[0], &[1]))], &[], &[], None) }.unwrap();
         assert_eq!(out[0].shape(), &[0]);
         // Invalid descriptors are errors.
+        // SAFETY: the descriptors describe live test memory (an input, a static, or a fresh malloc block).
         let e = unsafe { adopt_results(&[(f32e, desc(8, 8, 0, &[-1], &[1]))], &[], &[], None) }.unwrap_err();
         assert!(e.to_string().contains("negative size -1"), "{e}");
+        // SAFETY: the descriptors describe live test memory (an input, a static, or a fresh malloc block).
         let e = unsafe { adopt_results(&[(f32e, desc(8, 6, 0, &[1], &[1]))], &[], &[], None) }.unwrap_err();
         assert!(e.to_string().contains("not aligned"), "{e}");
+        // SAFETY: the descriptors describe live test memory (an input, a static, or a fresh malloc block).
         let e = unsafe { adopt_results(&[(f32e, desc(8, 8, i64::MAX, &[1], &[1]))], &[], &[], None) }.unwrap_err();
         assert!(e.to_string().contains("overflows"), "{e}");
+        // SAFETY: the descriptors describe live test memory (an input, a static, or a fresh malloc block).
         let e = unsafe { adopt_results(&[(f32e, desc(8, 8, 0, &[2], &[i64::MAX]))], &[], &[], None) }.unwrap_err();
         assert!(e.to_string().contains("invalid memref descriptor"), "{e}");
         let inputs = [InputMemory { array: &input, allocated: base }];
+        // SAFETY: the descriptors describe live test memory (an input, a static, or a fresh malloc block).
         let e = unsafe { adopt_results(&[(f32e, desc(base, base, 0, &[8], &[1]))], &inputs, &[], None) }.unwrap_err();
         assert!(e.to_string().contains("outside it"), "{e}");
     }
