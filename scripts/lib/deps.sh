@@ -16,6 +16,32 @@ apt_install() {
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# Debian's MLIR/LLVM tools for compiling .mlir test fixtures: version 22
+# (bookworm-security), else 19 (bookworm main). Pins the major version only.
+install_mlir_tools() {
+  local v
+  for v in 22 19; do
+    if command -v "mlir-opt-$v" >/dev/null && command -v "llc-$v" >/dev/null \
+      && command -v "opt-$v" >/dev/null && command -v "mlir-translate-$v" >/dev/null; then
+      return 0
+    fi
+  done
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  for v in 22 19; do
+    if apt-cache show "mlir-$v-tools" >/dev/null 2>&1 && apt-cache show "llvm-$v" >/dev/null 2>&1; then
+      echo "fnabi: installing Debian packages: mlir-$v-tools llvm-$v" >&2
+      $sudo apt-get install -y -qq --no-install-recommends "mlir-$v-tools" "llvm-$v" >/dev/null
+      return 0
+    fi
+  done
+  echo "fnabi: neither mlir-22-tools/llvm-22 nor mlir-19-tools/llvm-19 is available from apt" >&2
+  return 1
+}
+
 install_test_deps() {
-  apt_install build-essential
+  apt_install build-essential valgrind
+  install_mlir_tools
 }

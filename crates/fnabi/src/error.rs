@@ -76,6 +76,9 @@ pub enum ParseErrorKind {
     /// A `.npy` file that is not well formed, or holds what fnabi cannot
     /// represent (the message says which).
     Npy(String),
+    // ---- other formats (array text, ELF) -------------------------------------
+    /// Free-form violation of a text or binary format: what was wrong.
+    Invalid(String),
 }
 
 impl fmt::Display for ParseErrorKind {
@@ -108,6 +111,7 @@ impl fmt::Display for ParseErrorKind {
             TrailingInput => f.write_str("unexpected text after the end"),
             Sip(msg) => f.write_str(msg),
             Npy(msg) => write!(f, "npy: {msg}"),
+            Invalid(msg) => f.write_str(msg),
         }
     }
 }
@@ -208,4 +212,7 @@ pub enum Error {
         /// What failed.
         source: std::io::Error,
     },
+    /// Reading, compiling, loading or calling MLIR code failed.
+    #[error(transparent)]
+    Mlir(#[from] crate::mlir::MlirError),
 }

@@ -21,7 +21,11 @@
 //! - [`tensor`]: host tensor ops (load, store, splat, slice, update, clone, reshape);
 //! - [`npy`]: NumPy `.npy` files;
 //! - [`value`]: dynamic host values (nested lists, tuples, dicts, arrays);
-//! - [`structure`]: the tree that maps flat argument lists onto nested values.
+//! - [`structure`]: the tree that maps flat argument lists onto nested values;
+//! - [`memref`]: MLIR memref descriptors built from and adopted into arrays;
+//! - [`mlir`]: MLIR function headers, the compile pipeline, calling `_mlir_ciface_` functions;
+//! - [`elf`]: the dynamic symbols of a shared library;
+//! - [`text`]: IREE's text form of arrays and scalars.
 //!
 //! ```
 //! use fnabi::RawSignature;
@@ -34,15 +38,19 @@ pub mod array;
 pub mod attrs;
 pub mod buffer;
 pub mod deferred;
+pub mod elf;
 pub mod error;
 pub mod layout;
 pub mod mangle;
 pub mod memory;
+pub mod memref;
+pub mod mlir;
 pub mod npy;
 pub mod raw;
 pub mod scalar;
 pub mod structure;
 pub mod tensor;
+pub mod text;
 pub mod value;
 
 pub use array::{Array, HostBuffer};

@@ -1,0 +1,47 @@
+//! Call overhead of MLIR-compiled code: a direct `extern "C"` call of
+//! `_mlir_ciface_first_f32` through a typed function pointer with a
+//! prebuilt descriptor (`direct/first_f32`), against fnabi's prepared call
+//! of the same symbol with its argument bound once (`fnabi/first_f32`) and
+//! bound on every call (`fnabi/first_f32_rebind`). Same run, same library.
+//!
+//! `cargo bench -p fnabi --bench call -- --warm-up-time 1 --measurement-time 3`
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use fnabi::Array;
+use fnabi::memref::MemRefDescriptor;
+use fnabi::mlir::{Arg, MlirLibrary};
+use std::hint::black_box;
+
+fn bench(c: &mut Criterion) {
+    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mlir/memref_abi.mlir")).unwrap();
+    // SAFETY: first_f32 only reads its argument.
+    let lib = unsafe { MlirLibrary::compile(&src) }.unwrap();
+    let f = lib.function("first_f32").unwrap();
+    let x = Array::from_vec(&[16], (0..16).map(|v| v as f32 + 7.0).collect()).unwrap();
+
+    let desc = MemRefDescriptor::<f32, 1>::from_array(&x).unwrap();
+    // SAFETY: the symbol is `float _mlir_ciface_first_f32(MemRef1Df32 *)`.
+    let direct: unsafe extern "C" fn(*const MemRefDescriptor<f32, 1>) -> f32 =
+        unsafe { std::mem::transmute(f.symbol_address()) };
+    c.bench_function("direct/first_f32", |b| {
+        // SAFETY: `desc` describes `x`, alive for the whole benchmark.
+        b.iter(|| unsafe { direct(black_box(&desc)) })
+    });
+
+    // The arguments bound once, as the direct call's descriptor is built once.
+    let mut p = f.prepare();
+    let args = [Arg::Array(&x)];
+    let mut bound = p.bind(&args).unwrap();
+    c.bench_function("fnabi/first_f32", |b| b.iter(|| bound.invoke().scalar(0)));
+    assert_eq!(bound.invoke().scalar(0), Some(fnabi::mlir::Scalar::F32(7.0)));
+
+    // The array bound on every call (checked and described each time).
+    let mut p = f.prepare();
+    c.bench_function("fnabi/first_f32_rebind", |b| {
+        b.iter(|| p.call(&mut [Arg::Array(black_box(&x))]).unwrap().scalar(0))
+    });
+    assert_eq!(p.call(&mut [Arg::Array(&x)]).unwrap().scalar(0), Some(fnabi::mlir::Scalar::F32(7.0)));
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

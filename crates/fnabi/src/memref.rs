@@ -1,0 +1,869 @@
+//! MLIR memref descriptors: the ranked `{allocated, aligned, offset,
+//! sizes[N], strides[N]}` struct for a static rank ([`MemRefDescriptor`])
+//! and for a rank known only at run time ([`DynMemRef`], the same words in
+//! one inline buffer), the unranked `{rank, descriptor*}`
+//! ([`UnrankedMemRef`]); describing an [`Array`] as a descriptor of a given
+//! memref type without copying when its layout fits ([`fill_descriptor`]),
+//! converting it when not ([`convert_for`]); index linearization; and taking
+//! ownership of descriptors that compiled code returns ([`adopt_results`]).
+//!
+//! Layout rules (MLIR's lowering, verified on real code):
+//! - an **identity** layout (`memref<?x?xf32>`) makes the callee assume a
+//!   dense row-major array at `aligned` and *ignore* the descriptor's offset
+//!   and strides: only a C-contiguous array fits as-is;
+//! - a **`strided<[…], offset: …>`** layout takes the descriptor's dynamic
+//!   (`?`) strides and offset; static ones are compiled in, so the array's
+//!   must equal them (dims of extent 1 excepted: their stride never matters);
+//! - static dims are compiled in too, so they must equal the array's.
+//!
+//! A descriptor built here from a validated [`Array`] addresses, as the
+//! callee will read it (type plus descriptor), only bytes inside the array's
+//! storage: that is what these checks guarantee before native code sees it.
+
+use crate::array::{Array, DimVec, HostBuffer, byte_extent};
+use crate::error::Error;
+use crate::mlir::{ElementType, MemRefLayout, MemRefType};
+use crate::raw::Dim;
+use crate::scalar::{DType, Element};
+use smallvec::SmallVec;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// The `allocated` pointer MLIR puts in descriptors of `memref.get_global`
+/// results (module globals are never to be freed).
+pub const GLOBAL_SENTINEL: usize = 0xdead_beef;
+
+/// Highest rank fnabi accepts in an unranked descriptor that native code returns.
+pub const MAX_RANK: usize = 64;
+
+/// A ranked memref descriptor with a rank known at compile time, laid out
+/// exactly as MLIR's C interface expects (`8 * (3 + 2N)` bytes).
+///
+/// ```
+/// use fnabi::memref::MemRefDescriptor;
+/// use fnabi::Array;
+/// let a = Array::from_vec(&[2, 3], vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0]).unwrap();
+/// let d = MemRefDescriptor::<f32, 2>::from_array(&a).unwrap();
+/// assert_eq!((d.sizes, d.strides, d.offset), ([2, 3], [3, 1], 0));
+/// assert_eq!(d.linear_index(&[1, 2]).unwrap(), 5);
+/// assert!(d.linear_index(&[2, 0]).is_err());
+/// assert_eq!(std::mem::size_of::<MemRefDescriptor<f32, 2>>(), 56);
+/// ```
+#[repr(C)]
+#[derive(Debug)]
+pub struct MemRefDescriptor<T, const N: usize> {
+    /// The pointer to free (for callee-allocated memory); not used for access.
+    pub allocated: *mut T,
+    /// The pointer that element addresses are computed from.
+    pub aligned: *mut T,
+    /// Offset of element `[0, …, 0]` from `aligned`, in elements.
+    pub offset: i64,
+    /// Extents.
+    pub sizes: [i64; N],
+    /// Strides in elements.
+    pub strides: [i64; N],
+}
+
+impl<T, const N: usize> Clone for MemRefDescriptor<T, N> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T, const N: usize> Copy for MemRefDescriptor<T, N> {}
+
+impl<T: Element, const N: usize> MemRefDescriptor<T, N> {
+    /// Describes `array` as it is (any strides, the offset taken from the
+    /// array's position in its storage): right for a `strided<[?…], offset: ?>`
+    /// parameter. For other memref types use [`fill_descriptor`], which
+    /// checks that the array fits the type.
+    ///
+    /// The descriptor borrows the array's memory: it is valid while the array is.
+    pub fn from_array(array: &Array<'_>) -> Result<Self, Error> {
+        let ty = MemRefType {
+            element: ElementType::Scalar(match T::DTYPE {
+                DType::Scalar(s) => s,
+                DType::Bool => return Self::from_bool_array(array),
+            }),
+            dims: vec![Dim::Dynamic; N],
+            layout: MemRefLayout::Strided { strides: vec![None; N], offset: None },
+        };
+        Self::fill(array, &ty)
+    }
+
+    fn from_bool_array(array: &Array<'_>) -> Result<Self, Error> {
+        let ty = MemRefType {
+            element: ElementType::I1,
+            dims: vec![Dim::Dynamic; N],
+            layout: MemRefLayout::Strided { strides: vec![None; N], offset: None },
+        };
+        Self::fill(array, &ty)
+    }
+
+    fn fill(array: &Array<'_>, ty: &MemRefType) -> Result<Self, Error> {
+        let mut d = DynMemRef::new(N);
+        if !fill_descriptor(array, ty, d.words_mut())? {
+            // A fully dynamic strided type accepts every array.
+            unreachable!("a dynamic strided layout fits any array");
+        }
+        let w = d.words();
+        let mut out = MemRefDescriptor {
+            allocated: w[0] as usize as *mut T,
+            aligned: w[1] as usize as *mut T,
+            offset: w[2],
+            sizes: [0; N],
+            strides: [0; N],
+        };
+        out.sizes.copy_from_slice(&w[3..3 + N]);
+        out.strides.copy_from_slice(&w[3 + N..3 + 2 * N]);
+        Ok(out)
+    }
+}
+
+impl<T, const N: usize> MemRefDescriptor<T, N> {
+    /// `offset + Σ index[i]·strides[i]`, with every index bounds-checked
+    /// against `sizes` and the arithmetic overflow-checked.
+    pub fn linear_index(&self, index: &[i64; N]) -> Result<i64, Error> {
+        linear_index(self.offset, &self.sizes, &self.strides, index)
+    }
+
+    /// The same descriptor with a run-time rank.
+    pub fn to_dyn(&self) -> DynMemRef {
+        let mut d = DynMemRef::new(N);
+        let w = d.words_mut();
+        w[0] = self.allocated as usize as i64;
+        w[1] = self.aligned as usize as i64;
+        w[2] = self.offset;
+        w[3..3 + N].copy_from_slice(&self.sizes);
+        w[3 + N..].copy_from_slice(&self.strides);
+        d
+    }
+}
+
+/// An unranked memref: the rank and a pointer to a ranked descriptor.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct UnrankedMemRef {
+    /// The rank of the descriptor pointed to.
+    pub rank: i64,
+    /// A ranked descriptor of that rank.
+    pub descriptor: *mut c_void,
+}
+
+/// A ranked descriptor whose rank is known at run time: `3 + 2·rank` words
+/// laid out exactly like the C struct, inline (no allocation) up to rank 6.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DynMemRef {
+    words: SmallVec<[i64; 15]>,
+}
+
+impl DynMemRef {
+    /// A zeroed descriptor of `rank`.
+    pub fn new(rank: usize) -> Self {
+        DynMemRef { words: smallvec::smallvec![0; 3 + 2 * rank] }
+    }
+
+    /// Copies a descriptor of `rank` from memory.
+    ///
+    /// # Safety
+    /// `ptr` must point to `3 + 2·rank` readable, 8-byte aligned words.
+    pub unsafe fn read(ptr: *const c_void, rank: usize) -> Self {
+        let n = 3 + 2 * rank;
+        // SAFETY: the caller guarantees n readable aligned words at ptr.
+        let words = unsafe { std::slice::from_raw_parts(ptr.cast::<i64>(), n) };
+        DynMemRef { words: SmallVec::from_slice(words) }
+    }
+
+    /// Rank.
+    pub fn rank(&self) -> usize {
+        (self.words.len() - 3) / 2
+    }
+
+    /// The words, in C layout.
+    pub fn words(&self) -> &[i64] {
+        &self.words
+    }
+
+    /// The words, for filling.
+    pub fn words_mut(&mut self) -> &mut [i64] {
+        &mut self.words
+    }
+
+    /// Pointer to the C struct (valid while `self` is not moved or changed).
+    pub fn as_ptr(&self) -> *const c_void {
+        self.words.as_ptr().cast()
+    }
+
+    /// The `allocated` pointer.
+    pub fn allocated(&self) -> usize {
+        self.words[0] as usize
+    }
+
+    /// The `aligned` pointer.
+    pub fn aligned(&self) -> usize {
+        self.words[1] as usize
+    }
+
+    /// The offset in elements.
+    pub fn offset(&self) -> i64 {
+        self.words[2]
+    }
+
+    /// Extents.
+    pub fn sizes(&self) -> &[i64] {
+        &self.words[3..3 + self.rank()]
+    }
+
+    /// Strides in elements.
+    pub fn strides(&self) -> &[i64] {
+        &self.words[3 + self.rank()..]
+    }
+
+    /// `offset + Σ index[i]·strides[i]`, bounds- and overflow-checked.
+    pub fn linear_index(&self, index: &[i64]) -> Result<i64, Error> {
+        linear_index(self.offset(), self.sizes(), self.strides(), index)
+    }
+}
+
+/// MLIR's index linearization, `offset + Σ index[i]·strides[i]`, with each
+/// index checked against `0 ≤ index[i] < sizes[i]` and every step
+/// overflow-checked.
+///
+/// ```
+/// use fnabi::memref::linear_index;
+/// assert_eq!(linear_index(10, &[4, 8], &[8, 1], &[3, 7]).unwrap(), 10 + 24 + 7);
+/// assert_eq!(linear_index(0, &[4, 8], &[1, 4], &[1, 2]).unwrap(), 9); // column-major
+/// assert!(linear_index(0, &[4], &[1], &[4]).is_err());
+/// assert!(linear_index(0, &[4], &[1], &[-1]).is_err());
+/// assert!(linear_index(i64::MAX, &[4], &[1], &[1]).is_err());
+/// ```
+pub fn linear_index(offset: i64, sizes: &[i64], strides: &[i64], index: &[i64]) -> Result<i64, Error> {
+    if index.len() != sizes.len() || strides.len() != sizes.len() {
+        return Err(Error::Mismatch {
+            context: "memref index rank".into(),
+            expected: sizes.len().to_string(),
+            got: index.len().to_string(),
+        });
+    }
+    let mut at = offset;
+    for (d, ((&i, &n), &s)) in index.iter().zip(sizes).zip(strides).enumerate() {
+        if i < 0 || i >= n {
+            return Err(Error::InvalidArgument(format!(
+                "index {index:?} is out of bounds in dim {d} of memref sizes {sizes:?}"
+            )));
+        }
+        at = i
+            .checked_mul(s)
+            .and_then(|v| at.checked_add(v))
+            .ok_or_else(|| Error::InvalidArgument(format!("linear index of {index:?} overflows 64 bits")))?;
+    }
+    Ok(at)
+}
+
+fn mismatch(context: String, expected: impl ToString, got: impl ToString) -> Error {
+    Error::Mismatch { context, expected: expected.to_string(), got: got.to_string() }
+}
+
+/// Checks that `array` can be an argument of memref type `ty` (element
+/// type, rank, static dims: hard errors) and, if its layout fits, writes
+/// the descriptor words (`3 + 2·rank`) into `out` and returns `true`.
+/// Returns `false` when the array must first be converted
+/// ([`convert_for`]): a non-dense array for an identity layout, a stride
+/// other than a static one, an offset the static offset cannot reach.
+///
+/// The descriptor points into the array's storage (`allocated` = storage
+/// start): it is valid while the array is.
+#[inline]
+pub fn fill_descriptor(array: &Array<'_>, ty: &MemRefType, out: &mut [i64]) -> Result<bool, Error> {
+    let rank = ty.dims.len();
+    if out.len() != 3 + 2 * rank {
+        return Err(Error::InvalidArgument(format!(
+            "a rank-{rank} descriptor has {} words, not {}",
+            3 + 2 * rank,
+            out.len()
+        )));
+    }
+    if array.dtype() != ty.element.dtype() {
+        return Err(mismatch("memref element type".into(), ty.element.dtype(), array.dtype()));
+    }
+    let shape = array.shape();
+    if shape.len() != rank {
+        return Err(mismatch(format!("rank of {ty}"), rank, format!("{} (shape {shape:?})", shape.len())));
+    }
+    for (i, (&d, &n)) in ty.dims.iter().zip(shape).enumerate() {
+        if let Dim::Static(s) = d {
+            if s as usize != n {
+                return Err(mismatch(format!("dim {i} of {ty}"), s, n));
+            }
+        }
+    }
+    let strides = array.strides();
+    let es = array.dtype().size();
+    let base = array.storage_ptr() as usize;
+    let byte_offset = array.byte_offset();
+    let data = base + byte_offset;
+    let (sizes_out, strides_out) = out[3..].split_at_mut(rank);
+    match &ty.layout {
+        MemRefLayout::Identity => {
+            let empty = shape.contains(&0);
+            let mut acc: i64 = 1;
+            for i in (0..rank).rev() {
+                let n = shape[i];
+                if n != 1 && !empty && strides[i] as i64 != acc {
+                    return Ok(false);
+                }
+                sizes_out[i] = n as i64;
+                strides_out[i] = acc;
+                // The element count fits in isize (checked when the array was built).
+                acc = acc.wrapping_mul(n.max(1) as i64);
+            }
+            out[0] = base as i64;
+            out[1] = data as i64;
+            out[2] = 0;
+        }
+        MemRefLayout::Strided { strides: fixed, offset } => {
+            for i in 0..rank {
+                let s = match fixed[i] {
+                    Some(f) if shape[i] > 1 && f != strides[i] as i64 => return Ok(false),
+                    Some(f) => f,
+                    None => strides[i] as i64,
+                };
+                sizes_out[i] = shape[i] as i64;
+                strides_out[i] = s;
+            }
+            let (aligned, off) = match *offset {
+                Some(o) => {
+                    // The callee reads element [0…] at aligned + o·es: put
+                    // aligned that far before the data, inside the storage.
+                    let back = usize::try_from(o).ok().and_then(|o| o.checked_mul(es));
+                    match back {
+                        Some(b) if b <= byte_offset => (data - b, o),
+                        _ => return Ok(false),
+                    }
+                }
+                None if byte_offset % es == 0 => (base, (byte_offset / es) as i64),
+                None => (data, 0),
+            };
+            out[0] = base as i64;
+            out[1] = aligned as i64;
+            out[2] = off;
+        }
+    }
+    Ok(true)
+}
+
+/// A copy of `array` in a layout that fits memref type `ty`: dense row-major
+/// for an identity layout; for a strided one, the static strides (row- or
+/// column-major where strides are dynamic) and room for a static offset.
+pub fn convert_for(array: &Array<'_>, ty: &MemRefType) -> Result<Array<'static>, Error> {
+    let MemRefLayout::Strided { strides: fixed, offset } = &ty.layout else {
+        return array.to_contiguous();
+    };
+    let shape = array.shape();
+    let rank = shape.len();
+    let es = array.dtype().size();
+    let fits = |cand: &[isize]| (0..rank).all(|i| shape[i] <= 1 || fixed[i].is_none_or(|f| f == cand[i] as i64));
+    let strides: DimVec<isize> = if fixed.iter().all(Option::is_some) {
+        fixed.iter().map(|f| f.map_or(0, |f| f as isize)).collect()
+    } else {
+        let c = crate::array::c_strides(shape);
+        let f = crate::array::f_strides(shape);
+        if fits(&c) {
+            c
+        } else if fits(&f) {
+            f
+        } else {
+            return Err(Error::InvalidArgument(format!(
+                "cannot lay out a {shape:?} array for {ty}: its static strides are neither row- nor column-major"
+            )));
+        }
+    };
+    let (lo, hi) = byte_extent(shape, &strides, es)?.unwrap_or((0, 0));
+    let lead = match offset {
+        None => usize::try_from(-lo).unwrap_or(0),
+        Some(o) => {
+            let at = usize::try_from(*o).ok().and_then(|o| o.checked_mul(es)).filter(|&b| b as isize + lo >= 0);
+            at.ok_or_else(|| {
+                Error::InvalidArgument(format!("cannot lay out a {shape:?} array for {ty}: offset {o} is too small"))
+            })?
+        }
+    };
+    let total = (lead as isize)
+        .checked_add(hi)
+        .and_then(|t| usize::try_from(t).ok())
+        .ok_or_else(|| Error::InvalidArgument(format!("a {shape:?} array for {ty} is too large")))?;
+    let out = Array::zeros(array.dtype(), &[total / es.max(1) + 1])?;
+    let buf = out.buffer().cloned().ok_or_else(|| Error::InvalidArgument("fresh array has no buffer".into()))?;
+    drop(out);
+    let mut dst = Array::from_buffer(array.dtype(), shape, Some(&strides), buf, lead)?;
+    let dst_ptr = dst.as_mut_ptr()?;
+    // SAFETY: both arrays are validated views of `shape`; dst is freshly
+    // allocated and uniquely held, so nothing else reads or writes it.
+    unsafe { copy_elements(array.as_ptr(), array.strides(), dst_ptr, &strides, shape, es) };
+    Ok(dst)
+}
+
+/// Copies every element of a `shape` view at `src` (strides in elements,
+/// from element 0) to the view at `dst`.
+///
+/// # Safety
+/// Both views must address only valid memory (reads at `src`, writes at
+/// `dst`), and they must not overlap.
+pub(crate) unsafe fn copy_elements(
+    src: *const u8,
+    src_strides: &[isize],
+    dst: *mut u8,
+    dst_strides: &[isize],
+    shape: &[usize],
+    es: usize,
+) {
+    if shape.contains(&0) {
+        return;
+    }
+    let rank = shape.len();
+    let es_i = es as isize;
+    let mut idx: DimVec<usize> = smallvec::smallvec![0; rank];
+    let (mut so, mut d_o) = (0isize, 0isize);
+    loop {
+        // SAFETY: (so, d_o) are offsets of one element in each view (the
+        // caller guarantees the views are valid and disjoint).
+        unsafe { std::ptr::copy_nonoverlapping(src.offset(so), dst.offset(d_o), es) };
+        let mut d = rank;
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            idx[d] += 1;
+            so += src_strides[d] * es_i;
+            d_o += dst_strides[d] * es_i;
+            if idx[d] < shape[d] {
+                break;
+            }
+            so -= src_strides[d] * es_i * shape[d] as isize;
+            d_o -= dst_strides[d] * es_i * shape[d] as isize;
+            idx[d] = 0;
+        }
+    }
+}
+
+/// Copies the elements of `src` into the writable array `dst` of the same
+/// dtype and shape (the write-back of a converted destination argument).
+pub fn copy_into(src: &Array<'_>, dst: &mut Array<'_>) -> Result<(), Error> {
+    if src.dtype() != dst.dtype() || src.shape() != dst.shape() {
+        return Err(mismatch(
+            "copy destination".into(),
+            format!("{}{:?}", src.dtype(), src.shape()),
+            format!("{}{:?}", dst.dtype(), dst.shape()),
+        ));
+    }
+    let p = dst.as_mut_ptr()?;
+    // SAFETY: both are validated views of the same shape; dst is writable
+    // through a unique borrow, and src is a different (converted) storage.
+    unsafe { copy_elements(src.as_ptr(), src.strides(), p, dst.strides(), src.shape(), src.dtype().size()) };
+    Ok(())
+}
+
+/// The memory of one memref argument, for recognising results that alias it.
+pub struct InputMemory<'r> {
+    /// The array passed (or its converted copy).
+    pub array: &'r Array<'r>,
+    /// The `allocated` pointer its descriptor carried.
+    pub allocated: usize,
+}
+
+/// Where a returned descriptor's memory belongs.
+enum Owner {
+    /// Heap memory the callee allocated: free `allocated` when dropped.
+    Callee(usize),
+    /// Inside the storage of input `i`.
+    Input(usize),
+    /// Static memory (a module global, or no allocation): copy it.
+    Static,
+}
+
+struct Returned {
+    dtype: DType,
+    shape: DimVec<usize>,
+    strides: DimVec<isize>,
+    /// Address of element 0.
+    data: usize,
+    /// Absolute byte range touched (`None` when empty).
+    range: Option<(usize, usize)>,
+    owner: Owner,
+}
+
+unsafe extern "C" {
+    fn free(p: *mut c_void);
+}
+
+/// Frees memory from libc `malloc` (what MLIR's `memref.alloc` and
+/// unranked-result descriptors use).
+///
+/// # Safety
+/// `p` must be null or a live pointer from libc `malloc`, not freed before.
+pub(crate) unsafe fn libc_free(p: usize) {
+    // SAFETY: as the caller guarantees.
+    unsafe { free(p as *mut c_void) }
+}
+
+fn bad_result(i: usize, msg: impl std::fmt::Display) -> Error {
+    Error::InvalidArgument(format!("result {i}: the callee returned an invalid memref descriptor: {msg}"))
+}
+
+/// Takes ownership of ranked descriptors returned by compiled code and turns
+/// each into an owned [`Array`]:
+/// - callee-allocated memory becomes a buffer whose deleter frees
+///   `allocated` (never `aligned`) with libc `free`, once even when several
+///   results share it; `keep_alive` is held until then;
+/// - a result inside an input's storage (or carrying an input's `allocated`)
+///   shares that input's buffer, or is copied when the input was borrowed;
+/// - a result in static memory — `allocated` is MLIR's `0xdeadbeef`
+///   (`memref.get_global`), null, or inside `static_ranges` (the library's
+///   own image) — is copied and never freed.
+///
+/// Each descriptor is checked (non-negative sizes, overflow-free extent,
+/// aligned data); an invalid one is an error and nothing of it is freed.
+///
+/// # Safety
+/// The descriptors must come from code that follows MLIR's conventions:
+/// each addresses valid memory, and every `allocated` that is not an input's
+/// nor static was returned by libc `malloc` and is now owned by the caller.
+pub unsafe fn adopt_results(
+    returned: &[(ElementType, DynMemRef)],
+    inputs: &[InputMemory<'_>],
+    static_ranges: &[(usize, usize)],
+    keep_alive: Option<Arc<dyn std::any::Any + Send + Sync>>,
+) -> Result<Vec<Array<'static>>, Error> {
+    let mut items = Vec::with_capacity(returned.len());
+    for (i, (elem, d)) in returned.iter().enumerate() {
+        let dtype = elem.dtype();
+        let es = dtype.size();
+        let mut shape = DimVec::new();
+        for &n in d.sizes() {
+            shape.push(usize::try_from(n).map_err(|_| bad_result(i, format!("negative size {n}")))?);
+        }
+        let strides: DimVec<isize> = d.strides().iter().map(|&s| s as isize).collect();
+        let data = (d.offset() as isize)
+            .checked_mul(es as isize)
+            .and_then(|b| (d.aligned() as isize).checked_add(b))
+            .ok_or_else(|| bad_result(i, "offset overflows"))? as usize;
+        let extent = byte_extent(&shape, &strides, es).map_err(|e| bad_result(i, e))?;
+        let range = match extent {
+            None => None,
+            Some((lo, hi)) => {
+                let a = (data as isize).checked_add(lo).filter(|&a| a > 0);
+                let b = (data as isize).checked_add(hi);
+                match (a, b) {
+                    (Some(a), Some(b)) => Some((a as usize, b as usize)),
+                    _ => return Err(bad_result(i, "its extent wraps around the address space")),
+                }
+            }
+        };
+        if range.is_some() && data % es != 0 {
+            return Err(bad_result(i, format!("data at {data:#x} is not aligned to {es}-byte elements")));
+        }
+        let allocated = d.allocated();
+        let in_static = static_ranges.iter().any(|&(lo, hi)| allocated >= lo && allocated < hi);
+        let owner = if allocated == GLOBAL_SENTINEL || allocated == 0 || in_static {
+            Owner::Static
+        } else if let Some(k) = inputs.iter().position(|m| {
+            let (lo, hi) = (m.array.storage_ptr() as usize, m.array.storage_ptr() as usize + m.array.storage_len());
+            m.allocated == allocated || range.is_some_and(|(a, b)| a >= lo && b <= hi)
+        }) {
+            let m = &inputs[k];
+            let (lo, hi) = (m.array.storage_ptr() as usize, m.array.storage_ptr() as usize + m.array.storage_len());
+            if range.is_some_and(|(a, b)| a < lo || b > hi) {
+                return Err(bad_result(
+                    i,
+                    format!("it carries input {k}'s allocation but addresses memory outside it"),
+                ));
+            }
+            Owner::Input(k)
+        } else {
+            Owner::Callee(allocated)
+        };
+        items.push(Returned { dtype, shape, strides, data, range, owner });
+    }
+
+    // One buffer per distinct callee allocation, spanning what its results touch.
+    let mut buffers: Vec<(usize, Option<Arc<HostBuffer>>)> = Vec::new();
+    for it in &items {
+        let Owner::Callee(a) = it.owner else { continue };
+        if buffers.iter().any(|(p, _)| *p == a) {
+            continue;
+        }
+        let span = items
+            .iter()
+            .filter(|o| matches!(o.owner, Owner::Callee(p) if p == a))
+            .filter_map(|o| o.range)
+            .reduce(|x, y| (x.0.min(y.0), x.1.max(y.1)));
+        let buf = match span {
+            None => {
+                // Every result of this allocation is empty: nothing to read, free it now.
+                // SAFETY: `a` is a callee allocation now owned by us (caller contract).
+                unsafe { libc_free(a) };
+                None
+            }
+            Some((lo, hi)) => {
+                let keep = keep_alive.clone();
+                let deleter = Box::new(move || {
+                    // SAFETY: `a` came from libc malloc in the callee and is
+                    // owned by this buffer alone (one buffer per allocation).
+                    unsafe { libc_free(a) };
+                    drop(keep);
+                });
+                // SAFETY: [lo, hi) lies in the callee's allocation `a` (caller
+                // contract), which stays valid until the deleter frees it; no
+                // one else holds it.
+                let hb = unsafe {
+                    HostBuffer::from_foreign(std::ptr::NonNull::new_unchecked(lo as *mut u8), hi - lo, true, deleter)
+                };
+                Some(Arc::new(hb))
+            }
+        };
+        buffers.push((a, buf));
+    }
+
+    let mut out = Vec::with_capacity(items.len());
+    for it in items {
+        let arr = match (&it.owner, it.range) {
+            (_, None) => Array::zeros(it.dtype, &it.shape)?,
+            (Owner::Callee(a), Some(_)) => {
+                let buf = buffers.iter().find(|(p, _)| p == a).and_then(|(_, b)| b.clone());
+                let buf = buf.ok_or_else(|| Error::InvalidArgument("lost a result buffer".into()))?;
+                let off = it.data - buf.as_ptr() as usize;
+                Array::from_buffer(it.dtype, &it.shape, Some(&it.strides), buf, off)?
+            }
+            (Owner::Input(k), Some(_)) => {
+                let src = inputs[*k].array;
+                match src.buffer() {
+                    Some(buf) => {
+                        let off = it.data - buf.as_ptr() as usize;
+                        Array::from_buffer(it.dtype, &it.shape, Some(&it.strides), buf.clone(), off)?
+                    }
+                    None => {
+                        let base = src.storage_ptr();
+                        // SAFETY: the input's storage is borrowed for the call and valid.
+                        let bytes = unsafe { std::slice::from_raw_parts(base, src.storage_len()) };
+                        Array::from_bytes(it.dtype, &it.shape, Some(&it.strides), bytes, it.data - base as usize)?
+                            .to_contiguous()?
+                    }
+                }
+            }
+            (Owner::Static, Some((lo, hi))) => {
+                // SAFETY: static memory of the library (caller contract), valid while it is loaded.
+                let bytes = unsafe { std::slice::from_raw_parts(lo as *const u8, hi - lo) };
+                Array::from_bytes(it.dtype, &it.shape, Some(&it.strides), bytes, it.data - lo)?.to_contiguous()?
+            }
+        };
+        out.push(arr);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scalar::ScalarType;
+
+    fn ty(s: &str) -> MemRefType {
+        match s.parse::<crate::mlir::MlirType>().unwrap() {
+            crate::mlir::MlirType::MemRef(m) => m,
+            _ => panic!(),
+        }
+    }
+
+    fn fill(a: &Array<'_>, t: &str) -> Result<Option<Vec<i64>>, Error> {
+        let t = ty(t);
+        let mut w = vec![0; 3 + 2 * t.rank()];
+        Ok(fill_descriptor(a, &t, &mut w)?.then_some(w))
+    }
+
+    #[test]
+    fn identity_needs_dense_row_major() {
+        let a = Array::from_vec(&[2, 3], (0..6).map(|x| x as f32).collect()).unwrap();
+        let base = a.storage_ptr() as i64;
+        assert_eq!(fill(&a, "memref<?x3xf32>").unwrap().unwrap(), vec![base, base, 0, 2, 3, 3, 1]);
+        let t = a.permuted(&[1, 0]).unwrap();
+        assert_eq!(fill(&t, "memref<?x?xf32>").unwrap(), None);
+        assert_eq!(
+            fill(&t, "memref<?x?xf32, strided<[?, ?], offset: ?>>").unwrap().unwrap(),
+            vec![base, base, 0, 3, 2, 1, 3]
+        );
+        // A row of a bigger array: offset carried by the dynamic offset, or by `aligned`.
+        let row = a.restrided(&[3], &[1], 12).unwrap();
+        assert_eq!(fill(&row, "memref<3xf32>").unwrap().unwrap(), vec![base, base + 12, 0, 3, 1]);
+        assert_eq!(fill(&row, "memref<3xf32, strided<[1], offset: ?>>").unwrap().unwrap(), vec![base, base, 3, 3, 1]);
+        assert_eq!(
+            fill(&row, "memref<3xf32, strided<[1], offset: 2>>").unwrap().unwrap(),
+            vec![base, base + 4, 2, 3, 1]
+        );
+        assert_eq!(fill(&row, "memref<3xf32, strided<[1], offset: 4>>").unwrap(), None);
+        assert_eq!(fill(&row, "memref<3xf32, strided<[2], offset: ?>>").unwrap(), None);
+        // Extent-1 dims may have any stride.
+        let col = a.restrided(&[2, 1], &[1, 7], 0).unwrap();
+        assert!(fill(&col, "memref<2x1xf32>").unwrap().is_some());
+        // Hard errors.
+        let e = fill(&a, "memref<?x4xf32>").unwrap_err().to_string();
+        assert_eq!(e, "dim 1 of memref<?x4xf32>: expected 4, got 3");
+        let e = fill(&a, "memref<?xf32>").unwrap_err().to_string();
+        assert_eq!(e, "rank of memref<?xf32>: expected 1, got 2 (shape [2, 3])");
+        let e = fill(&a, "memref<?x?xi32>").unwrap_err().to_string();
+        assert_eq!(e, "memref element type: expected i32, got f32");
+        let mut short = [0i64; 3];
+        assert!(fill_descriptor(&a, &ty("memref<?x?xf32>"), &mut short).is_err());
+    }
+
+    #[test]
+    fn conversions_fit_the_type() {
+        let a = Array::from_vec(&[2, 3], (0..6).map(|x| x as i16).collect()).unwrap();
+        let t = a.permuted(&[1, 0]).unwrap();
+        for s in [
+            "memref<3x2xi16>",
+            "memref<3x2xi16, strided<[1, 3]>>",
+            "memref<3x2xi16, strided<[?, 1], offset: 5>>",
+            "memref<3x2xi16, strided<[1, ?]>>",
+            "memref<3x2xi16, strided<[-2, 1], offset: 4>>",
+        ] {
+            let c = convert_for(&t, &ty(s)).unwrap();
+            assert!(fill(&c, s).unwrap().is_some(), "{s}");
+            assert_eq!(c.to_vec::<i16>().unwrap(), t.to_vec::<i16>().unwrap(), "{s}");
+        }
+        assert!(convert_for(&a, &ty("memref<2x3xi16, strided<[-3, 1], offset: 1>>")).is_err());
+        assert!(
+            convert_for(&a.restrided(&[2, 3, 1], &[3, 1, 1], 0).unwrap(), &ty("memref<2x3x1xi16, strided<[1, ?, 5]>>"))
+                .is_ok()
+        );
+        let cube = Array::zeros(DType::I16, &[2, 3, 4]).unwrap();
+        let e = convert_for(&cube, &ty("memref<2x3x4xi16, strided<[1, ?, 7]>>")).unwrap_err().to_string();
+        assert!(e.contains("neither row- nor column-major"), "{e}");
+    }
+
+    #[test]
+    fn write_back_copies_into_strided_destination() {
+        let src = Array::from_vec(&[2, 2], vec![1u8, 2, 3, 4]).unwrap();
+        let mut data = [0u8; 4];
+        {
+            let mut dst = Array::from_mut_slice(&[2, 2], &mut data).unwrap();
+            let view = dst.restrided(&[2, 2], &[1, 2], 0).unwrap().to_contiguous().unwrap();
+            assert_eq!(view.shape(), &[2, 2]);
+            copy_into(&src, &mut dst).unwrap();
+            assert!(copy_into(&src, &mut Array::zeros(DType::U8, &[4]).unwrap()).is_err());
+        }
+        assert_eq!(data, [1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn static_rank_and_dyn_agree() {
+        let a = Array::from_vec(&[4], vec![true, false, true, true]).unwrap();
+        let d = MemRefDescriptor::<bool, 1>::from_array(&a).unwrap();
+        let dy = d.to_dyn();
+        assert_eq!(dy.rank(), 1);
+        assert_eq!(dy.sizes(), &[4]);
+        assert_eq!(dy.linear_index(&[3]).unwrap(), 3);
+        // SAFETY: `dy` holds 5 words.
+        let back = unsafe { DynMemRef::read(dy.as_ptr(), 1) };
+        assert_eq!(back, dy);
+        assert_eq!(std::mem::size_of::<UnrankedMemRef>(), 16);
+        assert!(linear_index(0, &[2], &[1], &[0, 0]).is_err());
+        let _ = ScalarType::F32;
+    }
+
+    fn desc(allocated: usize, aligned: usize, offset: i64, sizes: &[i64], strides: &[i64]) -> DynMemRef {
+        let mut d = DynMemRef::new(sizes.len());
+        let w = d.words_mut();
+        w[0] = allocated as i64;
+        w[1] = aligned as i64;
+        w[2] = offset;
+        w[3..3 + sizes.len()].copy_from_slice(sizes);
+        w[3 + sizes.len()..].copy_from_slice(strides);
+        d
+    }
+
+    unsafe extern "C" {
+        fn malloc(n: usize) -> *mut c_void;
+    }
+
+    #[test]
+    fn adoption_shares_frees_once_and_copies_statics() {
+        let f32e = ElementType::Scalar(ScalarType::F32);
+        // Input alias: shares the input's buffer.
+        let input = Array::from_vec(&[4], vec![1.0f32, 2.0, 3.0, 4.0]).unwrap();
+        let base = input.storage_ptr() as usize;
+        let inputs = [InputMemory { array: &input, allocated: base }];
+        // SAFETY: the descriptors below describe memory of `input`, a static, or a malloc'ed block.
+        let out = unsafe { adopt_results(&[(f32e, desc(base, base, 1, &[2], &[2]))], &inputs, &[], None) }.unwrap();
+        assert_eq!(out[0].to_vec::<f32>().unwrap(), [2.0, 4.0]);
+        assert!(Arc::ptr_eq(out[0].buffer().unwrap(), input.buffer().unwrap()));
+        // Borrowed input: copied.
+        let data = [5i32, 6];
+        let b = Array::from_slice(&[2], &data).unwrap();
+        let bp = data.as_ptr() as usize;
+        let inputs = [InputMemory { array: &b, allocated: bp }];
+        // SAFETY: the descriptors describe live test memory (an input, a static, or a fresh malloc block).
+        let out = unsafe {
+            adopt_results(&[(ElementType::Scalar(ScalarType::I32), desc(bp, bp, 0, &[2], &[1]))], &inputs, &[], None)
+        }
+        .unwrap();
+        assert_eq!(out[0].to_vec::<i32>().unwrap(), [5, 6]);
+        assert_ne!(out[0].as_ptr(), b.as_ptr());
+        // Static memory: the sentinel, or inside a static range.
+        static TABLE: [f32; 2] = [7.0, 8.0];
+        let t = TABLE.as_ptr() as usize;
+        // SAFETY: the descriptors describe live test memory (an input, a static, or a fresh malloc block).
+        let out = unsafe {
+            adopt_results(
+                &[(f32e, desc(GLOBAL_SENTINEL, t, 0, &[2], &[1])), (f32e, desc(t, t, 1, &[1], &[1]))],
+                &[],
+                &[(t, t + 8)],
+                None,
+            )
+        }
+        .unwrap();
+        assert_eq!(out[0].to_vec::<f32>().unwrap(), [7.0, 8.0]);
+        assert_eq!(out[1].to_vec::<f32>().unwrap(), [8.0]);
+        // Callee allocation returned twice: one buffer, freed once (valgrind checks).
+        // SAFETY: a fresh 16-byte block, written before use.
+        let p = unsafe { malloc(16) } as usize;
+        unsafe { std::slice::from_raw_parts_mut(p as *mut f32, 4).copy_from_slice(&[1.0, 2.0, 3.0, 4.0]) };
+        let keep: Arc<dyn std::any::Any + Send + Sync> = Arc::new(5u8);
+        // SAFETY: the descriptors describe live test memory (an input, a static, or a fresh malloc block).
+        let out = unsafe {
+            adopt_results(
+                &[(f32e, desc(p, p, 0, &[4], &[1])), (f32e, desc(p, p, 2, &[2], &[1]))],
+                &[],
+                &[],
+                Some(keep.clone()),
+            )
+        }
+        .unwrap();
+        assert!(Arc::ptr_eq(out[0].buffer().unwrap(), out[1].buffer().unwrap()));
+        assert_eq!(out[1].to_vec::<f32>().unwrap(), [3.0, 4.0]);
+        assert_eq!(Arc::strong_count(&keep), 2);
+        drop(out);
+        assert_eq!(Arc::strong_count(&keep), 1);
+        // Empty callee result: freed at once.
+        // SAFETY: the descriptors describe live test memory (an input, a static, or a fresh malloc block).
+        let p = unsafe { malloc(1) } as usize;
+        // SAFETY: the descriptors describe live test memory (an input, a static, or a fresh malloc block).
+        let out = unsafe { adopt_results(&[(f32e, desc(p, p, 0, &[0], &[1]))], &[], &[], None) }.unwrap();
+        assert_eq!(out[0].shape(), &[0]);
+        // Invalid descriptors are errors.
+        // SAFETY: the descriptors describe live test memory (an input, a static, or a fresh malloc block).
+        let e = unsafe { adopt_results(&[(f32e, desc(8, 8, 0, &[-1], &[1]))], &[], &[], None) }.unwrap_err();
+        assert!(e.to_string().contains("negative size -1"), "{e}");
+        // SAFETY: the descriptors describe live test memory (an input, a static, or a fresh malloc block).
+        let e = unsafe { adopt_results(&[(f32e, desc(8, 6, 0, &[1], &[1]))], &[], &[], None) }.unwrap_err();
+        assert!(e.to_string().contains("not aligned"), "{e}");
+        // SAFETY: the descriptors describe live test memory (an input, a static, or a fresh malloc block).
+        let e = unsafe { adopt_results(&[(f32e, desc(8, 8, i64::MAX, &[1], &[1]))], &[], &[], None) }.unwrap_err();
+        assert!(e.to_string().contains("overflows"), "{e}");
+        // SAFETY: the descriptors describe live test memory (an input, a static, or a fresh malloc block).
+        let e = unsafe { adopt_results(&[(f32e, desc(8, 8, 0, &[2], &[i64::MAX]))], &[], &[], None) }.unwrap_err();
+        assert!(e.to_string().contains("invalid memref descriptor"), "{e}");
+        let inputs = [InputMemory { array: &input, allocated: base }];
+        // SAFETY: the descriptors describe live test memory (an input, a static, or a fresh malloc block).
+        let e = unsafe { adopt_results(&[(f32e, desc(base, base, 0, &[8], &[1]))], &inputs, &[], None) }.unwrap_err();
+        assert!(e.to_string().contains("outside it"), "{e}");
+    }
+}
