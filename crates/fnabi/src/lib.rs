@@ -15,7 +15,8 @@
 //! - [`attrs`]: a checked view over a function's ABI attributes;
 //! - [`array`]: host n-d arrays and the memory behind them;
 //! - [`value`]: dynamic host values (nested lists, tuples, dicts, arrays);
-//! - [`structure`]: the tree that maps flat argument lists onto nested values.
+//! - [`structure`]: the tree that maps flat argument lists onto nested values;
+//! - [`sip`]: the structured index path (SIP) ABI, which describes that tree.
 //!
 //! ```
 //! use fnabi::RawSignature;
@@ -30,6 +31,7 @@ pub mod error;
 pub mod mangle;
 pub mod raw;
 pub mod scalar;
+pub mod sip;
 pub mod structure;
 pub mod value;
 
@@ -38,5 +40,6 @@ pub use attrs::AbiAttributes;
 pub use error::{Error, ParseError, ParseErrorKind, Result};
 pub use raw::{BufferType, Dim, Layout, RawSignature, RawType};
 pub use scalar::{DType, Element, ScalarType};
-pub use structure::{IndexPath, PathKey, Structure};
+pub use sip::SipSignature;
+pub use structure::{IndexPath, PathKey, Plan, Structure, StructureError};
 pub use value::{Dict, Value};
