@@ -16,7 +16,9 @@
 //! - [`array`]: host n-d arrays and the memory behind them;
 //! - [`value`]: dynamic host values (nested lists, tuples, dicts, arrays);
 //! - [`structure`]: the tree that maps flat argument lists onto nested values;
-//! - [`sip`]: the structured index path (SIP) ABI, which describes that tree.
+//! - [`sip`]: the structured index path (SIP) ABI, which describes that tree;
+//! - [`json`]: the JSON form of values (files, the CLI, ordinary serde);
+//! - [`nest`]: flattening and rebuilding any serde type by a structure.
 //!
 //! ```
 //! use fnabi::RawSignature;
@@ -28,7 +30,9 @@
 pub mod array;
 pub mod attrs;
 pub mod error;
+pub mod json;
 pub mod mangle;
+pub mod nest;
 pub mod raw;
 pub mod scalar;
 pub mod sip;

@@ -16,7 +16,7 @@
 //! assert_eq!(IndexPath::from(vec![PathKey::Index(1), PathKey::Name("x".into())]).to_string(), "[1][\"x\"]");
 //! ```
 
-mod plan;
+pub(crate) mod plan;
 
 pub use plan::Plan;
 
