@@ -667,6 +667,22 @@ impl<'a> Array<'a> {
         }
     }
 
+    /// The same array as an owned handle when its storage is a shared
+    /// buffer: a reference-count increment, no copy and no re-validation;
+    /// `None` when it borrows memory.
+    pub fn shared(&self) -> Option<Array<'static>> {
+        match &self.storage {
+            Storage::Shared(b) => Some(Array {
+                dtype: self.dtype,
+                shape: DimVec::from_slice(&self.shape),
+                strides: DimVec::from_slice(&self.strides),
+                offset: self.offset,
+                storage: Storage::Shared(b.clone()),
+            }),
+            _ => None,
+        }
+    }
+
     /// An array that owns its data: shares the buffer when there is one,
     /// copies (densely) when the memory is borrowed.
     pub fn into_owned(self) -> Result<Array<'static>, Error> {

@@ -133,6 +133,12 @@ pub(crate) fn serialize_value<S: Serializer>(v: &Value<'_>, s: S) -> Result<S::O
     s.serialize_newtype_struct(VALUE_TOKEN, &JsonForm(v))
 }
 
+/// `name == token`, by pointer first (the bridge passes the constants themselves).
+#[inline]
+fn is_token(name: &str, token: &'static str) -> bool {
+    std::ptr::eq(name.as_ptr(), token.as_ptr()) || name == token
+}
+
 fn custom(msg: impl Display) -> StructureError {
     StructureError::at_root(StructureErrorKind::Custom(msg.to_string()))
 }
@@ -149,7 +155,10 @@ fn take_lent_array() -> Result<Option<Array<'static>>, StructureError> {
             // reference is used only here; `into_owned` keeps no borrow
             // (it shares a buffer or copies borrowed memory).
             let a: &Array<'_> = unsafe { &*p.cast::<Array<'_>>() };
-            a.view().into_owned().map(Some).map_err(custom)
+            match a.shared() {
+                Some(owned) => Ok(Some(owned)),
+                None => a.view().into_owned().map(Some).map_err(custom),
+            }
         }
         _ => Ok(None),
     }
@@ -339,11 +348,11 @@ impl Serializer for ValueSerializer {
         Ok(Value::Str(variant.into()))
     }
     fn serialize_newtype_struct<T: ?Sized + Serialize>(self, name: &'static str, value: &T) -> R<Value<'static>> {
-        if name == ARRAY_TOKEN {
+        if is_token(name, ARRAY_TOKEN) {
             if let Some(a) = take_lent_array()? {
                 return Ok(Value::Array(a));
             }
-        } else if name == VALUE_TOKEN {
+        } else if is_token(name, VALUE_TOKEN) {
             if let Some(v) = take_lent_value()? {
                 return Ok(v);
             }
@@ -676,7 +685,18 @@ impl<'f, 'p> Serializer for NodeSer<'f, 'p> {
         value.serialize(self)
     }
     fn serialize_newtype_struct<T: ?Sized + Serialize>(self, name: &'static str, value: &T) -> R<()> {
-        if matches!(self.f.plan.node(self.node), NodeRef::Leaf(_)) || name == ARRAY_TOKEN || name == VALUE_TOKEN {
+        let leaf = match self.f.plan.node(self.node) {
+            NodeRef::Leaf(slot) => Some(slot as usize),
+            _ => None,
+        };
+        if let (Some(slot), true) = (leaf, is_token(name, ARRAY_TOKEN)) {
+            // The hot path of flattening arrays: straight into the slot.
+            if let Some(a) = take_lent_array()? {
+                self.f.out[slot] = Value::Array(a);
+                return Ok(());
+            }
+        }
+        if leaf.is_some() || is_token(name, ARRAY_TOKEN) || is_token(name, VALUE_TOKEN) {
             let v = ValueSerializer.serialize_newtype_struct(name, value)?;
             return self.deliver(v);
         }

@@ -60,9 +60,25 @@ pub struct Plan {
 
 #[derive(Clone, Copy, Debug)]
 enum Node {
-    Leaf { slot: u32 },
-    Seq { start: u32, count: u32, len: u32 },
-    Dict { start: u32, count: u32 },
+    Leaf {
+        slot: u32,
+    },
+    Seq {
+        start: u32,
+        count: u32,
+        len: u32,
+    },
+    /// A sequence without gaps whose items are all leaves with consecutive
+    /// slots `first..first + len` (lists of arrays): walked without recursion.
+    Run {
+        start: u32,
+        len: u32,
+        first: u32,
+    },
+    Dict {
+        start: u32,
+        count: u32,
+    },
 }
 
 static NONE: Value<'static> = Value::None;
@@ -143,6 +159,8 @@ impl Compiler {
 /// The walk of `unflatten` takes leaves from here by slot.
 trait LeafSource<'a> {
     fn take(&mut self, slot: u32) -> Value<'a>;
+    /// The leaves of slots `first..first + len`, as a new vector.
+    fn take_run(&mut self, first: u32, len: u32) -> Vec<Value<'a>>;
 }
 
 /// Leaves that a walk meets in slot order: moved out one after another.
@@ -153,6 +171,11 @@ impl<'a> LeafSource<'a> for InOrder<'a> {
     fn take(&mut self, _slot: u32) -> Value<'a> {
         self.0.next().unwrap_or_default()
     }
+
+    #[inline]
+    fn take_run(&mut self, _first: u32, len: u32) -> Vec<Value<'a>> {
+        self.0.by_ref().take(len as usize).collect()
+    }
 }
 
 /// Leaves in any order: each is taken out of its slot.
@@ -162,6 +185,15 @@ impl<'a> LeafSource<'a> for BySlot<'_, 'a> {
     #[inline]
     fn take(&mut self, slot: u32) -> Value<'a> {
         self.0.get_mut(slot as usize).map(std::mem::take).unwrap_or_default()
+    }
+
+    #[inline]
+    fn take_run(&mut self, first: u32, len: u32) -> Vec<Value<'a>> {
+        let (first, len) = (first as usize, len as usize);
+        match self.0.get_mut(first..first + len) {
+            Some(run) => run.iter_mut().map(std::mem::take).collect(),
+            None => Vec::new(),
+        }
     }
 }
 
@@ -195,6 +227,23 @@ impl Plan {
         for n in &mut c.nodes {
             if let Node::Leaf { slot } = n {
                 *slot = slot_of_walk[*slot as usize];
+            }
+        }
+        for i in 0..c.nodes.len() {
+            if let Node::Seq { start, count, len } = c.nodes[i] {
+                let edges = &c.seq_edges[start as usize..(start + count) as usize];
+                let slots: Option<Vec<u32>> = edges
+                    .iter()
+                    .map(|&(_, child)| match c.nodes[child as usize] {
+                        Node::Leaf { slot } => Some(slot),
+                        _ => None,
+                    })
+                    .collect();
+                if let Some(slots) = slots.filter(|s| count == len && !s.is_empty()) {
+                    if slots.windows(2).all(|w| w[1] == w[0] + 1) {
+                        c.nodes[i] = Node::Run { start, len, first: slots[0] };
+                    }
+                }
             }
         }
         Ok(Plan {
@@ -273,6 +322,22 @@ impl Plan {
         match self.nodes[id as usize] {
             Node::Leaf { slot } => {
                 put(slot, v);
+                Ok(())
+            }
+            Node::Run { len, first, .. } => {
+                let items = match v {
+                    Value::List(x) | Value::Tuple(x) => x,
+                    _ => return Err(StructureError::expected("a list or tuple", v)),
+                };
+                if items.len() != len as usize {
+                    return Err(StructureError::at_root(StructureErrorKind::Length {
+                        has: items.len(),
+                        needs: len as usize,
+                    }));
+                }
+                for (i, item) in items.iter().enumerate() {
+                    put(first + i as u32, item);
+                }
                 Ok(())
             }
             Node::Seq { start, count, len } => {
@@ -399,6 +464,7 @@ impl Plan {
     fn build<'a, S: LeafSource<'a>>(&self, id: u32, leaves: &mut S) -> Value<'a> {
         match self.nodes[id as usize] {
             Node::Leaf { slot } => leaves.take(slot),
+            Node::Run { len, first, .. } => Value::List(leaves.take_run(first, len)),
             Node::Seq { start, count, len } => {
                 let edges = &self.seq_edges[start as usize..(start + count) as usize];
                 let mut items = Vec::with_capacity(len as usize);
@@ -442,6 +508,9 @@ impl Plan {
             Node::Leaf { slot } => NodeRef::Leaf(slot),
             Node::Seq { start, count, len } => {
                 NodeRef::Seq { edges: &self.seq_edges[start as usize..(start + count) as usize], len }
+            }
+            Node::Run { start, len, .. } => {
+                NodeRef::Seq { edges: &self.seq_edges[start as usize..(start + len) as usize], len }
             }
             Node::Dict { start, count } => {
                 NodeRef::Dict { edges: &self.dict_edges[start as usize..(start + count) as usize] }
