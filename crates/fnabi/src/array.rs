@@ -329,7 +329,7 @@ fn check_layout(
     Ok(())
 }
 
-fn bytes_of<T: Element>(s: &[T]) -> &[u8] {
+pub(crate) fn bytes_of<T: Element>(s: &[T]) -> &[u8] {
     // SAFETY: Element types are plain data; a `[T]` is readable as bytes.
     unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
 }

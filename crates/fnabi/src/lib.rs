@@ -18,7 +18,8 @@
 //! - [`structure`]: the tree that maps flat argument lists onto nested values;
 //! - [`sip`]: the structured index path (SIP) ABI, which describes that tree;
 //! - [`json`]: the JSON form of values (files, the CLI, ordinary serde);
-//! - [`nest`]: flattening and rebuilding any serde type by a structure.
+//! - [`nest`]: flattening and rebuilding any serde type by a structure;
+//! - `ndarray` (feature `ndarray`, on by default): zero-copy views to and from `ndarray`.
 //!
 //! ```
 //! use fnabi::RawSignature;
@@ -32,6 +33,8 @@ pub mod attrs;
 pub mod error;
 pub mod json;
 pub mod mangle;
+#[cfg(feature = "ndarray")]
+pub mod ndarray;
 pub mod nest;
 pub mod raw;
 pub mod scalar;

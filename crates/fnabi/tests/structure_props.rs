@@ -80,7 +80,8 @@ fn array() -> impl Strategy<Value = Array<'static>> {
 
 fn value() -> impl Strategy<Value = Value<'static>> {
     let key = prop_oneof![
-        prop::sample::select(vec!["$tuple", "$bytes", "$float", "$dict", "dtype", "shape", "data", ""]).prop_map(String::from),
+        prop::sample::select(vec!["$tuple", "$bytes", "$float", "$dict", "dtype", "shape", "data", ""])
+            .prop_map(String::from),
         "\\PC{0,4}",
     ];
     leaf_value().prop_recursive(4, 48, 5, move |inner| {
@@ -167,7 +168,10 @@ proptest! {
 
 #[test]
 fn leaf_paths_match_structure() {
-    let s = Structure::Dict(vec![("a".into(), Structure::Sequence(vec![(1, Structure::Leaf(1)), (2, Structure::Leaf(0))]))]);
+    let s = Structure::Dict(vec![(
+        "a".into(),
+        Structure::Sequence(vec![(1, Structure::Leaf(1)), (2, Structure::Leaf(0))]),
+    )]);
     let plan = s.plan().unwrap();
     let paths: Vec<_> = plan.leaf_paths().iter().map(ToString::to_string).collect();
     assert_eq!(paths, ["[\"a\"][2]", "[\"a\"][1]"]);
