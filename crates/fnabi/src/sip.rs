@@ -353,14 +353,17 @@ impl SipVisitor<'_> for ReferenceText {
     }
 
     fn leaf(&mut self, raw_index: usize) {
-        let _ = write!(self.s, "=raw({raw_index}),\n");
+        let _ = writeln!(self.s, "=raw({raw_index}),");
     }
 }
+
+/// A struct being collected: its sequence or dict entries so far.
+type OpenStruct = (Vec<(usize, Structure)>, Vec<(Key, Structure)>, StructKind);
 
 /// Builds a [`Structure`] from visitor events (which the parser has validated).
 #[derive(Default)]
 struct Collector {
-    stack: Vec<(Vec<(usize, Structure)>, Vec<(Key, Structure)>, StructKind)>,
+    stack: Vec<OpenStruct>,
     key: Option<PathKey>,
     keys: Vec<Option<PathKey>>,
     root: Option<Structure>,

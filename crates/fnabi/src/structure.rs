@@ -4,6 +4,14 @@
 //! reduce to it. Each leaf holds a raw index; the keys on the way to a leaf
 //! form its [`IndexPath`].
 //!
+//! This module also owns [`StructureBuilder`] (from `(raw index, path)`
+//! pairs, strict about conflicts), [`StructureError`] (every error names an
+//! index path), [`Structure::bind`] (a call's positional and keyword
+//! arguments), and [`Plan`], the compiled form that flattens values into
+//! leaves in raw order and unflattens leaves into values. Gaps in sequence
+//! keys are slots that read and write `None`. Depth is bounded by
+//! [`MAX_DEPTH`].
+//!
 //! ```
 //! use fnabi::structure::{IndexPath, PathKey, Structure};
 //! // {"a": [$0, $1], "b": $2}

@@ -88,7 +88,7 @@ fn value() -> impl Strategy<Value = Value<'static>> {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..5).prop_map(Value::List),
             prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Tuple),
-            prop::collection::vec((key.clone(), inner), 0..4).prop_map(|kv| Value::dict(kv)),
+            prop::collection::vec((key.clone(), inner), 0..4).prop_map(Value::dict),
         ]
     })
 }
