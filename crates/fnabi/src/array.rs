@@ -411,7 +411,7 @@ fn check_layout(
     Ok(())
 }
 
-fn bytes_of<T: Element>(s: &[T]) -> &[u8] {
+pub(crate) fn bytes_of<T: Element>(s: &[T]) -> &[u8] {
     // SAFETY: Element types are plain data; a `[T]` is readable as bytes.
     unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
 }
@@ -752,6 +752,22 @@ impl<'a> Array<'a> {
             strides: self.strides.clone(),
             offset: self.offset,
             storage,
+        }
+    }
+
+    /// The same array as an owned handle when its storage is a shared
+    /// buffer: a reference-count increment, no copy and no re-validation;
+    /// `None` when it borrows memory.
+    pub fn shared(&self) -> Option<Array<'static>> {
+        match &self.storage {
+            Storage::Shared(b) => Some(Array {
+                dtype: self.dtype,
+                shape: DimVec::from_slice(&self.shape),
+                strides: DimVec::from_slice(&self.strides),
+                offset: self.offset,
+                storage: Storage::Shared(b.clone()),
+            }),
+            _ => None,
         }
     }
 

@@ -141,6 +141,14 @@ impl AbiAttributes {
     pub fn sip_signature_str(&self) -> Option<&str> {
         self.sip.as_deref()
     }
+
+    /// The parsed SIP signature (`None` without `sip`).
+    pub fn sip_signature(&self) -> Result<Option<crate::sip::SipSignature>, Error> {
+        match &self.sip {
+            None => Ok(None),
+            Some(s) => crate::sip::SipSignature::parse(s).map(Some).map_err(|e| attr_err(format!("sip = {s:?}: {e}"))),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -170,6 +178,12 @@ mod tests {
         assert_eq!(a.sip_signature_str(), Some("I1!R1!"));
         assert_eq!(a.raw_signature().unwrap(), Some(RawSignature::default()));
         assert_eq!(AbiAttributes::from_pairs::<&str, &str>([]).unwrap().raw_signature().unwrap(), None);
+        assert_eq!(a.sip_signature().unwrap().unwrap().to_string(), "() -> None");
+        let bad = AbiAttributes::from_pairs([("sipv", "1"), ("sip", "I3!k0R1!")]).unwrap();
+        assert_eq!(
+            bad.sip_signature().unwrap_err().to_string(),
+            "ABI attributes: sip = \"I3!k0R1!\": at byte 3: key `k` outside a sequence or dict"
+        );
     }
 
     #[test]

@@ -69,9 +69,6 @@ pub enum ParseErrorKind {
     TrailingInput,
 
     // ---- structured index path (SIP) signatures ----------------------------
-    /// Free-form SIP grammar violation.
-    Sip(String),
-
     // ---- .npy files ---------------------------------------------------------
     /// A `.npy` file that is not well formed, or holds what fnabi cannot
     /// represent (the message says which).
@@ -79,6 +76,36 @@ pub enum ParseErrorKind {
     // ---- other formats (array text, ELF) -------------------------------------
     /// Free-form violation of a text or binary format: what was wrong.
     Invalid(String),
+    /// A key (`k` or `K`) at the top level of a side, outside any struct.
+    KeyOutsideStruct(u8),
+    /// A value (`_`, `S`, `D`) inside a struct where a key is due.
+    ExpectedKey(u8),
+    /// A key inside a struct where the value of the previous key is due.
+    ExpectedValue(u8),
+    /// An integer key (`k`) inside a dict, or a string key (`K`) inside a sequence.
+    WrongKeyKind {
+        /// The key's tag.
+        tag: u8,
+        /// The struct it is in (`"sequence"` or `"dict"`).
+        within: &'static str,
+    },
+    /// A struct that ends after a key, before its value.
+    MissingValue,
+    /// A key that repeats the previous key of its struct.
+    DuplicateKey,
+    /// A key smaller than the previous key of its struct (the mangler writes
+    /// integer keys ascending and string keys ascending by bytes).
+    UnorderedKey,
+    /// A side with more than one top-level value.
+    MultipleValues,
+    /// A raw index that appears twice on one side.
+    DuplicateRawIndex(u32),
+    /// A negative raw index or sequence key.
+    NegativeIndex(i32),
+    /// A string key that is not UTF-8.
+    NonUtf8Key,
+    /// Structs nested deeper than the limit.
+    TooDeep(usize),
 }
 
 impl fmt::Display for ParseErrorKind {
@@ -109,9 +136,22 @@ impl fmt::Display for ParseErrorKind {
             Expected(what) => write!(f, "expected {what}"),
             UnknownName(n) => write!(f, "unknown type name {n:?}"),
             TrailingInput => f.write_str("unexpected text after the end"),
-            Sip(msg) => f.write_str(msg),
             Npy(msg) => write!(f, "npy: {msg}"),
             Invalid(msg) => f.write_str(msg),
+            KeyOutsideStruct(t) => write!(f, "key {} outside a sequence or dict", ByteDisplay(Some(*t))),
+            ExpectedKey(t) => write!(f, "expected a key, found the value {}", ByteDisplay(Some(*t))),
+            ExpectedValue(t) => {
+                write!(f, "expected the value of the previous key, found the key {}", ByteDisplay(Some(*t)))
+            }
+            WrongKeyKind { tag, within } => write!(f, "key {} is not allowed in a {within}", ByteDisplay(Some(*tag))),
+            MissingValue => f.write_str("the last key has no value"),
+            DuplicateKey => f.write_str("duplicate key"),
+            UnorderedKey => f.write_str("key is smaller than the previous key (keys must be ascending)"),
+            MultipleValues => f.write_str("more than one top-level value"),
+            DuplicateRawIndex(i) => write!(f, "raw index {i} appears twice"),
+            NegativeIndex(i) => write!(f, "negative index {i}"),
+            NonUtf8Key => f.write_str("string key is not valid UTF-8"),
+            TooDeep(limit) => write!(f, "structs nested deeper than {limit} levels"),
         }
     }
 }
@@ -215,4 +255,10 @@ pub enum Error {
     /// Reading, compiling, loading or calling MLIR code failed.
     #[error(transparent)]
     Mlir(#[from] crate::mlir::MlirError),
+    /// A value does not fit a structure (or a structure is malformed); names the index path.
+    #[error(transparent)]
+    Structure(#[from] crate::structure::StructureError),
+    /// A JSON text is not valid JSON, or not a valid JSON form of a value.
+    #[error("JSON: {0}")]
+    Json(String),
 }

@@ -25,7 +25,11 @@
 //! - [`memref`]: MLIR memref descriptors built from and adopted into arrays;
 //! - [`mlir`]: MLIR function headers, the compile pipeline, calling `_mlir_ciface_` functions;
 //! - [`elf`]: the dynamic symbols of a shared library;
-//! - [`text`]: IREE's text form of arrays and scalars.
+//! - [`text`]: IREE's text form of arrays and scalars;
+//! - [`sip`]: the structured index path (SIP) ABI, which describes that tree;
+//! - [`json`]: the JSON form of values (files, the CLI, ordinary serde);
+//! - [`nest`]: flattening and rebuilding any serde type by a structure;
+//! - `ndarray` (feature `ndarray`, on by default): zero-copy views to and from `ndarray`.
 //!
 //! ```
 //! use fnabi::RawSignature;
@@ -40,14 +44,19 @@ pub mod buffer;
 pub mod deferred;
 pub mod elf;
 pub mod error;
+pub mod json;
 pub mod layout;
 pub mod mangle;
 pub mod memory;
 pub mod memref;
 pub mod mlir;
+#[cfg(feature = "ndarray")]
+pub mod ndarray;
+pub mod nest;
 pub mod npy;
 pub mod raw;
 pub mod scalar;
+pub mod sip;
 pub mod structure;
 pub mod tensor;
 pub mod text;
@@ -58,5 +67,6 @@ pub use attrs::AbiAttributes;
 pub use error::{Error, ParseError, ParseErrorKind, Result};
 pub use raw::{BufferType, Dim, Layout, RawSignature, RawType};
 pub use scalar::{DType, Element, ScalarType};
-pub use structure::{IndexPath, PathKey, Structure};
+pub use sip::SipSignature;
+pub use structure::{IndexPath, PathKey, Plan, Structure, StructureError};
 pub use value::{Dict, Value};

@@ -4,6 +4,14 @@
 //! reduce to it. Each leaf holds a raw index; the keys on the way to a leaf
 //! form its [`IndexPath`].
 //!
+//! This module also owns [`StructureBuilder`] (from `(raw index, path)`
+//! pairs, strict about conflicts), [`StructureError`] (every error names an
+//! index path), [`Structure::bind`] (a call's positional and keyword
+//! arguments), and [`Plan`], the compiled form that flattens values into
+//! leaves in raw order and unflattens leaves into values. Gaps in sequence
+//! keys are slots that read and write `None`. Depth is bounded by
+//! [`MAX_DEPTH`].
+//!
 //! ```
 //! use fnabi::structure::{IndexPath, PathKey, Structure};
 //! // {"a": [$0, $1], "b": $2}
@@ -16,7 +24,11 @@
 //! assert_eq!(IndexPath::from(vec![PathKey::Index(1), PathKey::Name("x".into())]).to_string(), "[1][\"x\"]");
 //! ```
 
-use crate::value::Key;
+pub(crate) mod plan;
+
+pub use plan::Plan;
+
+use crate::value::{Dict, Key, Value};
 use std::fmt;
 
 /// A node of a structure tree.
@@ -115,6 +127,570 @@ fn collect_leaves(s: &Structure, path: &mut Vec<PathKey>, out: &mut Vec<(IndexPa
                 path.push(PathKey::Name(k.clone()));
                 collect_leaves(child, path, out);
                 path.pop();
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+
+/// The deepest nesting fnabi accepts anywhere a structure is read or built
+/// (signatures, structures, plans): a path has at most this many keys.
+/// Everything that walks a structure recurses at most this deep.
+pub const MAX_DEPTH: usize = 128;
+
+/// The most gap slots (sequence slots with no key, which read and write
+/// `None`) that one [`Plan`] may have in all. A signature can declare a
+/// sequence key of two billion; without a bound, unflattening it would try to
+/// build a list of two billion `None`s.
+pub const MAX_GAP_SLOTS: usize = 1 << 16;
+
+/// A value that does not fit a structure, or a structure that is malformed,
+/// at an index path.
+///
+/// ```
+/// use fnabi::structure::{PathKey, Structure};
+/// use fnabi::Value;
+/// let s = Structure::Sequence(vec![(0, Structure::Dict(vec![("foo".into(), Structure::Leaf(0))]))]);
+/// let v = Value::List(vec![Value::List(vec![])]);
+/// let e = s.flatten(&v).unwrap_err();
+/// assert_eq!(e.to_string(), "at [0]: expected a dict, got a list");
+/// assert_eq!(e.path().keys(), &[PathKey::Index(0)]);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StructureError {
+    path: IndexPath,
+    kind: StructureErrorKind,
+}
+
+/// What went wrong at the path of a [`StructureError`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StructureErrorKind {
+    /// A value of the wrong kind: `expected a dict, got a list`.
+    Expected {
+        /// What the structure needs (`"a dict"`, `"a list or tuple"`).
+        expected: &'static str,
+        /// What was found (`"a list"`, `"an array"`, `"None"`).
+        got: &'static str,
+    },
+    /// A dict lacks a key of the structure.
+    MissingKey(Key),
+    /// A dict has a key the structure does not.
+    UnexpectedKey(Key),
+    /// A sequence of the wrong length (the structure's length is its largest key + 1).
+    Length {
+        /// Items in the value.
+        has: usize,
+        /// Items the structure needs.
+        needs: usize,
+    },
+    /// A gap slot of the structure (a sequence index with no key) holds
+    /// something other than `None`.
+    GapNotNone {
+        /// What it holds.
+        got: &'static str,
+    },
+    /// `unflatten` got the wrong number of leaves.
+    LeafCount {
+        /// The structure's leaf count.
+        expected: usize,
+        /// The number given.
+        got: usize,
+    },
+    /// Nesting deeper than [`MAX_DEPTH`].
+    TooDeep(usize),
+    /// More gap slots than [`MAX_GAP_SLOTS`].
+    TooManyGaps(usize),
+    /// The keys of a sequence or dict are not strictly ascending.
+    UnorderedKeys,
+    /// A raw index used by two leaves of one side.
+    DuplicateRawIndex {
+        /// The raw index.
+        raw: usize,
+        /// The path of the other leaf.
+        other: IndexPath,
+    },
+    /// A negative raw index.
+    NegativeRawIndex(i64),
+    /// A raw index or sequence key that a signature's 32-bit integer cannot hold.
+    IndexTooLarge {
+        /// `"raw index"` or `"sequence key"`.
+        what: &'static str,
+        /// The value.
+        value: u64,
+    },
+    /// A path that passes through a leaf.
+    PassesThroughLeaf {
+        /// The leaf's path.
+        leaf: IndexPath,
+    },
+    /// A path that ends on a struct (a node with leaves under it).
+    EndsOnStruct {
+        /// A leaf under that struct.
+        leaf: IndexPath,
+    },
+    /// A path that is already a leaf.
+    SamePath {
+        /// The raw index of the existing leaf.
+        raw: usize,
+    },
+    /// A path whose key kind (integer or string) differs from another
+    /// path's at the same level.
+    MixedKeys {
+        /// A leaf whose path has the other kind of key there.
+        other: IndexPath,
+    },
+    /// More positional arguments than the structure takes.
+    TooManyArguments {
+        /// Arguments given.
+        given: usize,
+        /// Arguments the structure takes.
+        takes: usize,
+    },
+    /// An argument the structure needs was not given.
+    MissingArgument(PathKey),
+    /// A keyword argument that the structure does not have.
+    UnexpectedKeyword(Key),
+    /// An argument given both positionally and by keyword.
+    DuplicateArgument(Key),
+    /// A message from serde (a `Serialize`/`Deserialize` implementation).
+    Custom(String),
+}
+
+impl StructureError {
+    /// An error of `kind` at `path`.
+    pub fn new(path: IndexPath, kind: StructureErrorKind) -> Self {
+        StructureError { path, kind }
+    }
+
+    /// An error of `kind` at the root.
+    pub fn at_root(kind: StructureErrorKind) -> Self {
+        StructureError { path: IndexPath::root(), kind }
+    }
+
+    /// Where: the index path of the value (or path) at fault.
+    pub fn path(&self) -> &IndexPath {
+        &self.path
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &StructureErrorKind {
+        &self.kind
+    }
+
+    /// The same error one level down: `key` is put in front of the path
+    /// (errors are built as the walk unwinds, so the happy path keeps no path).
+    pub fn within(mut self, key: PathKey) -> Self {
+        self.path.0.insert(0, key);
+        self
+    }
+
+    pub(crate) fn expected(expected: &'static str, got: &Value<'_>) -> Self {
+        StructureError::at_root(StructureErrorKind::Expected { expected, got: kind_with_article(got) })
+    }
+}
+
+/// A value's kind with an article, for messages: `a list`, `an array`, `None`.
+pub fn kind_with_article(v: &Value<'_>) -> &'static str {
+    match v {
+        Value::None => "None",
+        Value::Bool(_) => "a bool",
+        Value::Int(_) => "an int",
+        Value::Float(_) => "a float",
+        Value::Str(_) => "a str",
+        Value::Bytes(_) => "bytes",
+        Value::List(_) => "a list",
+        Value::Tuple(_) => "a tuple",
+        Value::Dict(_) => "a dict",
+        Value::Array(_) => "an array",
+    }
+}
+
+/// `the root` for the empty path, else the path.
+struct At<'a>(&'a IndexPath);
+
+impl fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.0.is_empty() { f.write_str("the root") } else { self.0.fmt(f) }
+    }
+}
+
+/// `[]` for the empty path, else the path.
+struct PathText<'a>(&'a IndexPath);
+
+impl fmt::Display for PathText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.0.is_empty() { f.write_str("[]") } else { self.0.fmt(f) }
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+impl fmt::Display for StructureError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use StructureErrorKind::*;
+        let at = At(&self.path);
+        let path = PathText(&self.path);
+        match &self.kind {
+            Expected { expected, got } => write!(f, "at {at}: expected {expected}, got {got}"),
+            MissingKey(k) => write!(f, "missing key {k:?} at {at}"),
+            UnexpectedKey(k) => write!(f, "unexpected key {k:?} at {at}"),
+            Length { has, needs } => write!(f, "sequence at {at} has {}, needs {needs}", plural(*has, "item", "items")),
+            GapNotNone { got } => write!(f, "at {at}: expected None (a gap of the structure), got {got}"),
+            LeafCount { expected, got } => {
+                write!(f, "expected {}, got {got}", plural(*expected, "leaf", "leaves"))
+            }
+            TooDeep(limit) => write!(f, "at {at}: nested deeper than {limit} levels"),
+            TooManyGaps(limit) => write!(f, "at {at}: more than {limit} gap slots in sequences"),
+            UnorderedKeys => write!(f, "at {at}: keys are not strictly ascending"),
+            DuplicateRawIndex { raw, other } => {
+                write!(f, "raw index {raw} is used by both {} and {path}", PathText(other))
+            }
+            NegativeRawIndex(i) => write!(f, "at {at}: raw index {i} is negative"),
+            IndexTooLarge { what, value } => {
+                write!(f, "at {at}: {what} {value} does not fit in a signature's 32-bit integer")
+            }
+            PassesThroughLeaf { leaf } => write!(f, "path {path} passes through the leaf at {}", PathText(leaf)),
+            EndsOnStruct { leaf } => {
+                write!(f, "path {path} ends on a struct that holds the leaf at {}", PathText(leaf))
+            }
+            SamePath { raw } => write!(f, "path {path} is already the leaf of raw index {raw}"),
+            MixedKeys { other } => {
+                write!(f, "path {path} mixes integer and string keys at one level with the leaf at {}", PathText(other))
+            }
+            TooManyArguments { given, takes } => write!(
+                f,
+                "takes {} but {given} {} given",
+                plural(*takes, "positional argument", "positional arguments"),
+                if *given == 1 { "was" } else { "were" }
+            ),
+            MissingArgument(PathKey::Index(i)) => write!(f, "missing positional argument {i}"),
+            MissingArgument(PathKey::Name(k)) => write!(f, "missing argument {k:?}"),
+            UnexpectedKeyword(k) => write!(f, "unexpected keyword argument {k:?}"),
+            DuplicateArgument(k) => write!(f, "got multiple values for argument {k:?}"),
+            Custom(msg) if self.path.0.is_empty() => f.write_str(msg),
+            Custom(msg) => write!(f, "at {at}: {msg}"),
+        }
+    }
+}
+
+impl std::error::Error for StructureError {}
+
+// ---------------------------------------------------------------------------
+// Building from (raw index, path) pairs
+// ---------------------------------------------------------------------------
+
+/// Builds a [`Structure`] from `(raw index, index path)` pairs, rejecting
+/// every conflict with an error that names both paths.
+///
+/// The reference mangler silently keeps one leaf when two paths collide;
+/// this builder refuses: a path may not end on or pass through another leaf,
+/// nor end on a struct; one level never mixes integer and string keys; a raw
+/// index appears once. A failed [`insert`](StructureBuilder::insert) leaves the
+/// builder unchanged.
+///
+/// ```
+/// use fnabi::structure::{PathKey, StructureBuilder};
+/// let mut b = StructureBuilder::new();
+/// b.insert(0, &[PathKey::Index(0), "foo".into()]).unwrap();
+/// b.insert(1, &[PathKey::Index(0), "bar".into()]).unwrap();
+/// b.insert(2, &[PathKey::Index(1)]).unwrap();
+/// let e = b.insert(3, &[PathKey::Index(1), PathKey::Index(0)]).unwrap_err();
+/// assert_eq!(e.to_string(), "path [1][0] passes through the leaf at [1]");
+/// let s = b.finish().unwrap();
+/// assert_eq!(s.leaf_count(), 3);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct StructureBuilder {
+    root: BNode,
+    raws: std::collections::BTreeSet<usize>,
+}
+
+#[derive(Clone, Debug, Default)]
+enum BNode {
+    #[default]
+    Empty,
+    Leaf(usize),
+    Seq(std::collections::BTreeMap<usize, BNode>),
+    Dict(std::collections::BTreeMap<Key, BNode>),
+}
+
+impl BNode {
+    /// The path (below this node) of its first leaf.
+    fn first_leaf(&self, prefix: &[PathKey]) -> IndexPath {
+        let mut path = prefix.to_vec();
+        let mut n = self;
+        loop {
+            match n {
+                BNode::Seq(m) => match m.iter().next() {
+                    Some((k, c)) => {
+                        path.push(PathKey::Index(*k));
+                        n = c;
+                    }
+                    None => break,
+                },
+                BNode::Dict(m) => match m.iter().next() {
+                    Some((k, c)) => {
+                        path.push(PathKey::Name(k.clone()));
+                        n = c;
+                    }
+                    None => break,
+                },
+                _ => break,
+            }
+        }
+        IndexPath(path)
+    }
+
+    fn find_raw(&self, raw: usize, path: &mut Vec<PathKey>) -> bool {
+        match self {
+            BNode::Empty => false,
+            BNode::Leaf(r) => *r == raw,
+            BNode::Seq(m) => m.iter().any(|(k, c)| {
+                path.push(PathKey::Index(*k));
+                c.find_raw(raw, path) || {
+                    path.pop();
+                    false
+                }
+            }),
+            BNode::Dict(m) => m.iter().any(|(k, c)| {
+                path.push(PathKey::Name(k.clone()));
+                c.find_raw(raw, path) || {
+                    path.pop();
+                    false
+                }
+            }),
+        }
+    }
+
+    fn into_structure(self) -> Option<Structure> {
+        match self {
+            BNode::Empty => None,
+            BNode::Leaf(r) => Some(Structure::Leaf(r)),
+            BNode::Seq(m) => Some(Structure::Sequence(
+                m.into_iter().filter_map(|(k, c)| c.into_structure().map(|s| (k, s))).collect(),
+            )),
+            BNode::Dict(m) => {
+                Some(Structure::Dict(m.into_iter().filter_map(|(k, c)| c.into_structure().map(|s| (k, s))).collect()))
+            }
+        }
+    }
+}
+
+impl StructureBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Puts the leaf `raw_index` at `path`.
+    pub fn insert(&mut self, raw_index: usize, path: &[PathKey]) -> Result<&mut Self, StructureError> {
+        let fail = |kind| Err(StructureError::new(IndexPath(path.to_vec()), kind));
+        if path.len() > MAX_DEPTH {
+            return fail(StructureErrorKind::TooDeep(MAX_DEPTH));
+        }
+        if self.raws.contains(&raw_index) {
+            let mut other = Vec::new();
+            self.root.find_raw(raw_index, &mut other);
+            return fail(StructureErrorKind::DuplicateRawIndex { raw: raw_index, other: IndexPath(other) });
+        }
+        // Check everything first, so that a failed insert changes nothing.
+        let mut node = &self.root;
+        for (i, key) in path.iter().enumerate() {
+            let next = match (node, key) {
+                (BNode::Empty, _) => None,
+                (BNode::Leaf(_), _) => {
+                    return fail(StructureErrorKind::PassesThroughLeaf { leaf: IndexPath(path[..i].to_vec()) });
+                }
+                (BNode::Seq(m), PathKey::Index(k)) => m.get(k),
+                (BNode::Dict(m), PathKey::Name(k)) => m.get(k),
+                (BNode::Seq(_) | BNode::Dict(_), _) => {
+                    return fail(StructureErrorKind::MixedKeys { other: node.first_leaf(&path[..i]) });
+                }
+            };
+            match next {
+                Some(n) => node = n,
+                None => {
+                    node = &BNode::Empty;
+                    break;
+                }
+            }
+        }
+        match node {
+            BNode::Empty => {}
+            BNode::Leaf(r) => return fail(StructureErrorKind::SamePath { raw: *r }),
+            BNode::Seq(_) | BNode::Dict(_) => {
+                return fail(StructureErrorKind::EndsOnStruct { leaf: node.first_leaf(path) });
+            }
+        }
+        // Insert.
+        let mut node = &mut self.root;
+        for key in path {
+            if matches!(node, BNode::Empty) {
+                *node = match key {
+                    PathKey::Index(_) => BNode::Seq(Default::default()),
+                    PathKey::Name(_) => BNode::Dict(Default::default()),
+                };
+            }
+            node = match (node, key) {
+                (BNode::Seq(m), PathKey::Index(k)) => m.entry(*k).or_default(),
+                (BNode::Dict(m), PathKey::Name(k)) => m.entry(k.clone()).or_default(),
+                _ => unreachable!("checked above"),
+            };
+        }
+        *node = BNode::Leaf(raw_index);
+        self.raws.insert(raw_index);
+        Ok(self)
+    }
+
+    /// True when no leaf was inserted.
+    pub fn is_empty(&self) -> bool {
+        self.raws.is_empty()
+    }
+
+    /// The structure (`None` when no leaf was inserted: an empty side).
+    pub fn finish(self) -> Option<Structure> {
+        self.root.into_structure()
+    }
+}
+
+impl From<&str> for PathKey {
+    fn from(s: &str) -> Self {
+        PathKey::Name(s.into())
+    }
+}
+
+impl From<usize> for PathKey {
+    fn from(i: usize) -> Self {
+        PathKey::Index(i)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Convenience over Plan
+// ---------------------------------------------------------------------------
+
+impl Structure {
+    /// Checks the invariants (ascending keys, each raw index once, depth at
+    /// most [`MAX_DEPTH`], at most [`MAX_GAP_SLOTS`] gaps) by compiling a [`Plan`].
+    pub fn validate(&self) -> Result<(), StructureError> {
+        Plan::new(Some(self)).map(|_| ())
+    }
+
+    /// Compiles this structure into a [`Plan`] for repeated flatten/unflatten.
+    pub fn plan(&self) -> Result<Plan, StructureError> {
+        Plan::new(Some(self))
+    }
+
+    /// The leaves of `value` in raw order (see [`Plan::flatten`]).
+    /// Compiles a plan on every call: use [`Structure::plan`] to flatten many values.
+    pub fn flatten<'v, 'a>(&self, value: &'v Value<'a>) -> Result<Vec<&'v Value<'a>>, StructureError> {
+        self.plan()?.flatten(value)
+    }
+
+    /// The value built from `leaves` in raw order (see [`Plan::unflatten`]).
+    pub fn unflatten<'a>(&self, leaves: Vec<Value<'a>>) -> Result<Value<'a>, StructureError> {
+        self.plan()?.unflatten(leaves)
+    }
+
+    /// The depth: the number of keys on the longest path (0 for a leaf).
+    /// Iterative, so any structure can be measured.
+    pub fn depth(&self) -> usize {
+        let mut max = 0;
+        let mut stack = vec![(self, 0usize)];
+        while let Some((s, d)) = stack.pop() {
+            max = max.max(d);
+            match s {
+                Structure::Leaf(_) => {}
+                Structure::Sequence(c) => stack.extend(c.iter().map(|(_, s)| (s, d + 1))),
+                Structure::Dict(c) => stack.extend(c.iter().map(|(_, s)| (s, d + 1))),
+            }
+        }
+        max
+    }
+
+    /// Binds a call's arguments into the value this structure flattens.
+    ///
+    /// - a leaf root takes exactly one positional argument;
+    /// - a sequence root takes positional arguments only: argument `i` is
+    ///   slot `i` (a trailing gap slot may be left out and reads `None`); the
+    ///   result is a tuple;
+    /// - a dict root takes keyword arguments by key, and positional arguments
+    ///   in key order (ascending by bytes: the natural order of a dict in
+    ///   the `iree.abi` convention); a key given both ways is an error. The
+    ///   result is a dict in key order.
+    ///
+    /// ```
+    /// use fnabi::structure::Structure;
+    /// use fnabi::{Dict, Value};
+    /// let s = Structure::Dict(vec![("x".into(), Structure::Leaf(0)), ("y".into(), Structure::Leaf(1))]);
+    /// let kwargs: Dict = [("y", Value::Int(2))].into_iter().collect();
+    /// let v = s.bind(vec![Value::Int(1)], kwargs).unwrap();
+    /// assert_eq!(v, Value::dict([("x", Value::Int(1)), ("y", Value::Int(2))]));
+    /// let e = s.bind(vec![], Dict::new()).unwrap_err();
+    /// assert_eq!(e.to_string(), "missing argument \"x\"");
+    /// ```
+    pub fn bind<'a>(&self, args: Vec<Value<'a>>, kwargs: Dict<'a>) -> Result<Value<'a>, StructureError> {
+        use StructureErrorKind::*;
+        let err = |kind| Err(StructureError::at_root(kind));
+        match self {
+            Structure::Leaf(_) => {
+                if let Some((k, _)) = kwargs.iter().next() {
+                    return err(UnexpectedKeyword(k.clone()));
+                }
+                if args.len() != 1 {
+                    return if args.is_empty() {
+                        err(MissingArgument(PathKey::Index(0)))
+                    } else {
+                        err(TooManyArguments { given: args.len(), takes: 1 })
+                    };
+                }
+                Ok(args.into_iter().next().unwrap_or_default())
+            }
+            Structure::Sequence(children) => {
+                if let Some((k, _)) = kwargs.iter().next() {
+                    return err(UnexpectedKeyword(k.clone()));
+                }
+                let len = children.last().map_or(0, |(k, _)| k + 1);
+                if args.len() > len {
+                    return err(TooManyArguments { given: args.len(), takes: len });
+                }
+                if let Some((k, _)) = children.iter().find(|(k, _)| *k >= args.len()) {
+                    return err(MissingArgument(PathKey::Index(*k)));
+                }
+                let mut args = args;
+                args.resize_with(len, Value::default);
+                Ok(Value::Tuple(args))
+            }
+            Structure::Dict(children) => {
+                if args.len() > children.len() {
+                    return err(TooManyArguments { given: args.len(), takes: children.len() });
+                }
+                let mut slots: Vec<Option<Value<'a>>> = args.into_iter().map(Some).collect();
+                slots.resize_with(children.len(), || None);
+                for (k, v) in kwargs {
+                    let i = match children.binary_search_by(|(c, _)| (**c).cmp(&*k)) {
+                        Ok(i) => i,
+                        Err(_) => return err(UnexpectedKeyword(k)),
+                    };
+                    if slots[i].is_some() {
+                        return err(DuplicateArgument(k));
+                    }
+                    slots[i] = Some(v);
+                }
+                let mut d = Dict::with_capacity(children.len());
+                for ((k, _), v) in children.iter().zip(slots) {
+                    match v {
+                        Some(v) => d.push_unique(k.clone(), v),
+                        None => return err(MissingArgument(PathKey::Name(k.clone()))),
+                    }
+                }
+                Ok(Value::Dict(d))
             }
         }
     }
