@@ -243,10 +243,12 @@ impl<'a> ElfFile<'a> {
         let mut out = Vec::new();
         for s in self.dynamic_symbols() {
             let s = s?;
-            if s.defined && s.kind == SymbolKind::Func && s.binding != Binding::Local {
-                if let Some(n) = s.name_str().and_then(|n| n.strip_prefix(CIFACE_PREFIX)) {
-                    out.push(n);
-                }
+            if s.defined
+                && s.kind == SymbolKind::Func
+                && s.binding != Binding::Local
+                && let Some(n) = s.name_str().and_then(|n| n.strip_prefix(CIFACE_PREFIX))
+            {
+                out.push(n);
             }
         }
         out.sort_unstable();
@@ -259,10 +261,12 @@ impl<'a> ElfFile<'a> {
         let mut out = Vec::new();
         for s in self.dynamic_symbols() {
             let s = s?;
-            if !s.defined && matches!(s.kind, SymbolKind::Func | SymbolKind::NoType) && s.binding != Binding::Local {
-                if let Some(n) = s.name_str().filter(|n| !n.is_empty()) {
-                    out.push(n);
-                }
+            if !s.defined
+                && matches!(s.kind, SymbolKind::Func | SymbolKind::NoType)
+                && s.binding != Binding::Local
+                && let Some(n) = s.name_str().filter(|n| !n.is_empty())
+            {
+                out.push(n);
             }
         }
         out.sort_unstable();
@@ -300,7 +304,7 @@ mod tests {
         f.extend_from_slice(&symtab);
         let str_off = f.len();
         f.extend_from_slice(&strtab);
-        while f.len() % 8 != 0 {
+        while !f.len().is_multiple_of(8) {
             f.push(0);
         }
         let shoff = f.len();

@@ -122,7 +122,7 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
         (c as char).to_digit(16).map(|d| d as u8)
     }
     let b = s.as_bytes();
-    if b.len() % 2 != 0 {
+    if !b.len().is_multiple_of(2) {
         return None;
     }
     b.chunks_exact(2).map(|p| Some(digit(p[0])? << 4 | digit(p[1])?)).collect()
@@ -236,10 +236,10 @@ impl Serialize for FloatElem {
 /// The shortest decimal (as an f64) that reads back to `x` through `back`.
 fn shortest(x: f64, back: impl Fn(f64) -> f64) -> f64 {
     for p in 0..17 {
-        if let Ok(c) = format!("{x:.p$e}").parse::<f64>() {
-            if back(c).to_bits() == x.to_bits() {
-                return c;
-            }
+        if let Ok(c) = format!("{x:.p$e}").parse::<f64>()
+            && back(c).to_bits() == x.to_bits()
+        {
+            return c;
         }
     }
     x

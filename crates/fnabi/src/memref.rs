@@ -290,10 +290,10 @@ pub fn fill_descriptor(array: &Array<'_>, ty: &MemRefType, out: &mut [i64]) -> R
         return Err(mismatch(format!("rank of {ty}"), rank, format!("{} (shape {shape:?})", shape.len())));
     }
     for (i, (&d, &n)) in ty.dims.iter().zip(shape).enumerate() {
-        if let Dim::Static(s) = d {
-            if s as usize != n {
-                return Err(mismatch(format!("dim {i} of {ty}"), s, n));
-            }
+        if let Dim::Static(s) = d
+            && s as usize != n
+        {
+            return Err(mismatch(format!("dim {i} of {ty}"), s, n));
         }
     }
     let strides = array.strides();
@@ -340,7 +340,7 @@ pub fn fill_descriptor(array: &Array<'_>, ty: &MemRefType, out: &mut [i64]) -> R
                         _ => return Ok(false),
                     }
                 }
-                None if byte_offset % es == 0 => (base, (byte_offset / es) as i64),
+                None if byte_offset.is_multiple_of(es) => (base, (byte_offset / es) as i64),
                 None => (data, 0),
             };
             out[0] = base as i64;
@@ -559,7 +559,7 @@ pub unsafe fn adopt_results(
                 }
             }
         };
-        if range.is_some() && data % es != 0 {
+        if range.is_some() && !data.is_multiple_of(es) {
             return Err(bad_result(i, format!("data at {data:#x} is not aligned to {es}-byte elements")));
         }
         let allocated = d.allocated();

@@ -352,10 +352,10 @@ impl Serializer for ValueSerializer {
             if let Some(a) = take_lent_array()? {
                 return Ok(Value::Array(a));
             }
-        } else if is_token(name, VALUE_TOKEN) {
-            if let Some(v) = take_lent_value()? {
-                return Ok(v);
-            }
+        } else if is_token(name, VALUE_TOKEN)
+            && let Some(v) = take_lent_value()?
+        {
+            return Ok(v);
         }
         value.serialize(self)
     }

@@ -705,10 +705,10 @@ fn checked_leaf(raw_index: i64, path: &[PathKey]) -> Result<usize, StructureErro
         return fail(StructureErrorKind::IndexTooLarge { what: "raw index", value: raw_index as u64 });
     }
     for key in path {
-        if let PathKey::Index(k) = key {
-            if *k > i32::MAX as usize {
-                return fail(StructureErrorKind::IndexTooLarge { what: "sequence key", value: *k as u64 });
-            }
+        if let PathKey::Index(k) = key
+            && *k > i32::MAX as usize
+        {
+            return fail(StructureErrorKind::IndexTooLarge { what: "sequence key", value: *k as u64 });
         }
     }
     Ok(raw_index as usize)

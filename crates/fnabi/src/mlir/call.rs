@@ -1114,10 +1114,10 @@ fn take_packed(f: &FnInner, s: &mut Scratch, args: &[Arg<'_, '_>], total: usize)
     let mut arrays =
         unsafe { adopt_results(&returned, &inputs, image, Some(keep)) }?.into_iter().map(Some).collect::<Vec<_>>();
     for (slot, out) in slots.iter().zip(s.outs.iter_mut()) {
-        if let Some(k) = slot {
-            if let Some(a) = arrays[*k].take() {
-                *out = Out::Array(a);
-            }
+        if let Some(k) = slot
+            && let Some(a) = arrays[*k].take()
+        {
+            *out = Out::Array(a);
         }
     }
     Ok(())

@@ -239,10 +239,10 @@ impl Plan {
                         _ => None,
                     })
                     .collect();
-                if let Some(slots) = slots.filter(|s| count == len && !s.is_empty()) {
-                    if slots.windows(2).all(|w| w[1] == w[0] + 1) {
-                        c.nodes[i] = Node::Run { start, len, first: slots[0] };
-                    }
+                if let Some(slots) = slots.filter(|s| count == len && !s.is_empty())
+                    && slots.windows(2).all(|w| w[1] == w[0] + 1)
+                {
+                    c.nodes[i] = Node::Run { start, len, first: slots[0] };
                 }
             }
         }
