@@ -190,4 +190,13 @@ pub enum Error {
     /// An argument that the caller gave is invalid for the API it was given to.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// An `iree.abi` reflection record failed to parse (byte offset and JSON path).
+    #[error(transparent)]
+    Reflection(#[from] crate::reflection::ReflectionError),
+    /// Arguments do not bind to a function, or a value list has the wrong length.
+    #[error(transparent)]
+    Call(#[from] crate::conventions::CallError),
+    /// A `.vmfb` module file is malformed (byte offset).
+    #[error(transparent)]
+    Vmfb(#[from] crate::vmfb::VmfbError),
 }

@@ -15,7 +15,11 @@
 //! - [`attrs`]: a checked view over a function's ABI attributes;
 //! - [`array`]: host n-d arrays and the memory behind them;
 //! - [`value`]: dynamic host values (nested lists, tuples, dicts, arrays);
-//! - [`structure`]: the tree that maps flat argument lists onto nested values.
+//! - [`structure`]: the tree that maps flat argument lists onto nested values;
+//! - [`reflection`]: `iree.abi` type records and the `iree.abi.declaration` text;
+//! - [`vm`]: the IREE VM value model (variants, lists, buffer views, calling conventions);
+//! - [`conventions`]: host values ⇄ VM values as the `iree.abi` conventions say;
+//! - [`vmfb`]: reading IREE `.vmfb` module files (exports, signatures, reflection).
 //!
 //! ```
 //! use fnabi::RawSignature;
@@ -26,12 +30,18 @@
 
 pub mod array;
 pub mod attrs;
+pub mod conventions;
 pub mod error;
 pub mod mangle;
 pub mod raw;
+pub mod reflection;
 pub mod scalar;
 pub mod structure;
 pub mod value;
+pub mod vm;
+pub mod vmfb;
+
+mod flatbuf;
 
 pub use array::{Array, HostBuffer};
 pub use attrs::AbiAttributes;
