@@ -576,17 +576,22 @@ impl<'p> At<'p> {
     }
 }
 
+/// `1 item`, `2 items`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+}
+
 /// A host value's type for messages: `f32[2x4]`, `int 250`, `list of 3 items`.
 fn describe(v: &Value<'_>) -> String {
     match v {
         Value::None => "None".into(),
         Value::Bool(b) => format!("bool {b}"),
         Value::Int(i) => format!("int {i}"),
-        Value::Float(x) => format!("float {x}"),
-        Value::Str(s) => format!("str of {} bytes", s.len()),
+        Value::Float(x) => format!("float {x:?}"),
+        Value::Str(s) => format!("str of {}", count(s.len(), "byte")),
         Value::Bytes(b) => format!("bytes of length {}", b.len()),
-        Value::List(l) => format!("list of {} items", l.len()),
-        Value::Tuple(l) => format!("tuple of {} items", l.len()),
+        Value::List(l) => format!("list of {}", count(l.len(), "item")),
+        Value::Tuple(l) => format!("tuple of {}", count(l.len(), "item")),
         Value::Dict(d) => format!("dict with keys {:?}", d.keys().map(|k| &**k).collect::<Vec<_>>()),
         Value::Array(a) => ShapeDisplay(a.dtype(), a.shape()).to_string(),
     }
@@ -657,7 +662,7 @@ fn to_vm<'v>(v: &'v Value<'_>, t: &TypeRecord, at: &At<'_>, cx: Conv) -> Result<
                 return Err(at.mismatch(t, describe(v)));
             };
             if items.len() != ts.len() {
-                return Err(at.mismatch(format!("{} items ({t})", ts.len()), describe(v)));
+                return Err(at.mismatch(format!("{} ({t})", count(ts.len(), "item")), describe(v)));
             }
             let mut l = VmList::variants(ts.len());
             for (i, (item, ty)) in items.iter().zip(ts).enumerate() {
@@ -749,7 +754,7 @@ impl fmt::Display for Num {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Num::I(i) => write!(f, "{i}"),
-            Num::F(x) => write!(f, "{x}"),
+            Num::F(x) => write!(f, "{x:?}"),
         }
     }
 }
@@ -807,7 +812,7 @@ fn scalar_to_vm<'v>(v: &Value<'_>, p: Primitive, at: &At<'_>) -> Result<Variant<
     Ok(match vt {
         ValueType::F32 => {
             if x.is_finite() && !(x as f32).is_finite() {
-                return Err(at.mismatch("f32 in its finite range", x));
+                return Err(at.mismatch("f32 in its finite range", format!("{x:?}")));
             }
             Variant::F32(x as f32)
         }
@@ -896,7 +901,16 @@ fn ref_array_to_vm<'v>(
     let mut shape: Vec<Option<usize>> = vec![None; rank];
     let mut values = VmList::with_capacity(element_type_of(&a.element), 0);
     gather_refs(v, 0, &mut shape, &mut values, &a.element, t, at, cx)?;
-    let shape: Vec<usize> = shape.into_iter().map(|d| d.unwrap_or(0)).collect();
+    // A level below an empty one is never seen: its extent is the record's
+    // static dim if there is one, else 0.
+    let declared = a.dims.as_deref().unwrap_or_default();
+    let shape: Vec<usize> = shape
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| {
+            d.or_else(|| declared.get(i).copied().flatten().and_then(|n| usize::try_from(n).ok())).unwrap_or(0)
+        })
+        .collect();
     if !shape_fits(a, &shape) {
         return Err(at.mismatch(t, format!("nested lists of shape {shape:?}")));
     }
@@ -937,7 +951,7 @@ fn gather_refs<'v>(
     match shape[level] {
         None => shape[level] = Some(items.len()),
         Some(n) if n != items.len() => {
-            return Err(at.mismatch(format!("{n} items (a rectangular array)"), describe(v)));
+            return Err(at.mismatch(format!("{} (a rectangular array)", count(n, "item")), describe(v)));
         }
         Some(_) => {}
     }
@@ -1140,7 +1154,7 @@ fn structure_from_vm<'a>(l: VmList<'a>, t: &TypeRecord, at: &At<'_>, cx: Conv) -
         _ => return Err(at.mismatch("a structure record", t)),
     };
     if l.len() != n {
-        return Err(at.mismatch(format!("{n} items ({t})"), format!("{} items", l.len())));
+        return Err(at.mismatch(format!("{} ({t})", count(n, "item")), count(l.len(), "item")));
     }
     let items = l.into_items().into_iter();
     match t {
@@ -1172,7 +1186,9 @@ fn ref_array_from_vm<'a>(
 ) -> Result<Value<'a>, Error> {
     let pair = take_list(x, t, at)?;
     if pair.len() != 2 {
-        return Err(at.mismatch(format!("a pair [values, dims] ({t})"), format!("a list of {} items", pair.len())));
+        return Err(
+            at.mismatch(format!("a pair [values, dims] ({t})"), format!("a list of {}", count(pair.len(), "item")))
+        );
     }
     let mut it = pair.into_items().into_iter();
     let (values, dims) = match (it.next(), it.next()) {

@@ -235,7 +235,7 @@ impl<'a> Variant<'a> {
 }
 
 impl fmt::Display for Variant<'_> {
-    /// `none`, `i32 42`, `f32 2.5`, `bv f32[4]`, `list<?>[…]`, `!hal.fence`.
+    /// `none`, `i32 42`, `f32 2.5` (floats as Rust debug-prints them: `1.0`, `1e300`), `bv f32[4]`, `list<?>[…]`, `!hal.fence`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Variant::None => f.write_str("none"),
@@ -243,8 +243,8 @@ impl fmt::Display for Variant<'_> {
             Variant::I16(v) => write!(f, "i16 {v}"),
             Variant::I32(v) => write!(f, "i32 {v}"),
             Variant::I64(v) => write!(f, "i64 {v}"),
-            Variant::F32(v) => write!(f, "f32 {v}"),
-            Variant::F64(v) => write!(f, "f64 {v}"),
+            Variant::F32(v) => write!(f, "f32 {v:?}"),
+            Variant::F64(v) => write!(f, "f64 {v:?}"),
             Variant::Ref(VmRef::List(l)) => l.fmt(f),
             Variant::Ref(VmRef::BufferView(b)) => write!(f, "bv {}", ShapeDisplay(b.element_type(), b.shape())),
             Variant::Ref(VmRef::Opaque(o)) => f.write_str(o.type_name()),

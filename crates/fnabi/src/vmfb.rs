@@ -214,14 +214,15 @@ pub struct Import<'a> {
     pub full_name: &'a str,
     /// The expected signature, when recorded.
     pub signature: Option<Signature<'a>>,
-    /// The import flags (bit 0: optional).
+    /// The import flags as stored (`ImportFlagBits`, bit flags: 1 required,
+    /// 2 optional; an absent field reads as required).
     pub flags: u32,
 }
 
 impl Import<'_> {
-    /// True when the module runs without this import.
+    /// True when the module runs without this import (the `OPTIONAL` bit).
     pub fn is_optional(&self) -> bool {
-        self.flags & 1 != 0
+        self.flags & 2 != 0
     }
 }
 
@@ -232,8 +233,16 @@ pub struct Dependency<'a> {
     pub name: &'a str,
     /// The minimum version required.
     pub minimum_version: u32,
-    /// The dependency flags (bit 0: required, bit 1: optional).
+    /// The dependency flags as stored (`ModuleDependencyFlagBits`, bit
+    /// flags: 1 required, 2 optional; an absent field reads as required).
     pub flags: u32,
+}
+
+impl Dependency<'_> {
+    /// True when the module loads without this dependency.
+    pub fn is_optional(&self) -> bool {
+        self.flags & 2 != 0
+    }
 }
 
 /// What a `.vmfb` file declares.
@@ -404,7 +413,7 @@ impl<'a> Module<'a> {
                 Some(s) => Some(signature(&s)?),
                 None => None,
             };
-            let flags = t.u32(slot::IMPORT_FLAGS, 0, "import flags")?;
+            let flags = t.u32(slot::IMPORT_FLAGS, 1, "import flags")?;
             imports.push(Import { full_name, signature, flags });
         }
 
