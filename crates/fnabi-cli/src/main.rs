@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod demangle;
+mod inspect;
 
 /// Function ABIs of compiled tensor functions: signatures, modules, calls.
 #[derive(Parser)]
@@ -23,6 +24,8 @@ enum Command {
     Demangle(demangle::DemangleArgs),
     /// Print the mangled form of a human-readable raw signature.
     Mangle(demangle::MangleArgs),
+    /// Show what a compiled module declares: exports, calling conventions, reflection.
+    Inspect(inspect::InspectArgs),
 }
 
 /// A failure that ends the command: printed as one line on stderr.
@@ -39,6 +42,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Demangle(args) => demangle::demangle(args),
         Command::Mangle(args) => demangle::mangle(args),
+        Command::Inspect(args) => inspect::inspect(args),
     };
     match result {
         Ok(code) => code,
