@@ -266,11 +266,25 @@ impl fmt::Display for Declaration {
         };
         let bare = !self.name.is_empty()
             && self.name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_$.-".contains(&b))
-            && !self.name.as_bytes()[0].is_ascii_digit();
+            && (self.name.as_bytes()[0].is_ascii_alphabetic() || self.name.as_bytes()[0] == b'_');
         if bare {
             write!(f, "{model} func @{}", self.name)?;
         } else {
-            write!(f, "{model} func @{:?}", self.name)?;
+            write!(f, "{model} func @\"")?;
+            for c in self.name.chars() {
+                match c {
+                    '"' => f.write_str("\\\"")?,
+                    '\\' => f.write_str("\\\\")?,
+                    c if c.is_control() => {
+                        let mut buf = [0u8; 4];
+                        for byte in c.encode_utf8(&mut buf).bytes() {
+                            write!(f, "\\{byte:02X}")?;
+                        }
+                    }
+                    c => write!(f, "{c}")?,
+                }
+            }
+            f.write_str("\"")?;
         }
         params(f, &self.args)?;
         f.write_str(" -> ")?;
@@ -340,30 +354,38 @@ impl Cursor<'_> {
         let b = self.b();
         let start = self.pos;
         if b.get(start) == Some(&b'"') {
+            // MLIR string escapes: `\"`, `\\`, `\n`, `\t` and `\XX` (hex byte).
             let mut i = start + 1;
-            let mut out = String::new();
+            let mut out: Vec<u8> = Vec::new();
             loop {
                 match b.get(i) {
                     None => return Err(ParseError::new(start, ParseErrorKind::Expected("a closing `\"`"))),
                     Some(b'"') => break,
                     Some(b'\\') => {
-                        match b.get(i + 1) {
-                            Some(&c @ (b'"' | b'\\')) => out.push(c as char),
-                            Some(b'n') => out.push('\n'),
-                            Some(b't') => out.push('\t'),
+                        let hex = |c: Option<&u8>| c.and_then(|c| (*c as char).to_digit(16));
+                        match (b.get(i + 1), hex(b.get(i + 1)), hex(b.get(i + 2))) {
+                            (_, Some(h), Some(l)) => {
+                                out.push((h * 16 + l) as u8);
+                                i += 3;
+                                continue;
+                            }
+                            (Some(&c @ (b'"' | b'\\')), ..) => out.push(c),
+                            (Some(b'n'), ..) => out.push(b'\n'),
+                            (Some(b't'), ..) => out.push(b'\t'),
                             _ => return Err(ParseError::new(i, ParseErrorKind::Expected("a valid escape"))),
                         }
                         i += 2;
                     }
-                    Some(_) => {
-                        let ch = self.s[i..].chars().next().unwrap_or('\u{fffd}');
-                        out.push(ch);
-                        i += ch.len_utf8();
+                    Some(&c) => {
+                        out.push(c);
+                        i += 1;
                     }
                 }
             }
+            let name = String::from_utf8(out)
+                .map_err(|_| ParseError::new(start, ParseErrorKind::Expected("a function name that is UTF-8")))?;
             self.pos = i + 1;
-            return Ok(out);
+            return Ok(name);
         }
         let is_start = |c: u8| c.is_ascii_alphabetic() || c == b'_';
         if !b.get(start).copied().is_some_and(is_start) {
@@ -408,7 +430,7 @@ impl Cursor<'_> {
             self.ws();
             let t_start = self.pos;
             let t_end = scan_type(self.b(), t_start, self.s.len())?;
-            let t_text_end = self.s[..t_end].trim_end().len();
+            let t_text_end = trim_span(self.s, t_start, t_end).1;
             if t_text_end <= t_start {
                 return Err(self.err("a type"));
             }
@@ -509,6 +531,19 @@ fn int_width(digits: &str) -> Option<u32> {
     digits.parse::<u32>().ok().filter(|&b| b > 0 && b <= MAX_BIT_WIDTH)
 }
 
+/// `start..end` without leading and trailing ASCII whitespace (a blank
+/// span becomes the empty span at its end).
+fn trim_span(s: &str, mut start: usize, mut end: usize) -> (usize, usize) {
+    let b = s.as_bytes();
+    while start < end && b[start].is_ascii_whitespace() {
+        start += 1;
+    }
+    while end > start && b[end - 1].is_ascii_whitespace() {
+        end -= 1;
+    }
+    (start, end)
+}
+
 /// Parses the (balanced, trimmed) type text `s[start..end]`.
 fn parse_type(s: &str, start: usize, end: usize, depth: usize) -> Result<DeclType, ParseError> {
     if depth >= MAX_DEPTH {
@@ -538,15 +573,11 @@ fn parse_type(s: &str, start: usize, end: usize, depth: usize) -> Result<DeclTyp
         if let Some(inner) = t.strip_prefix(list).and_then(|r| r.strip_suffix('>'))
             && closes_at_end(s, start + list.len() - 1, end)
         {
-            let inner_start = start + list.len();
-            let inner_end = inner_start + inner.len();
-            let trimmed = inner.trim();
-            if trimmed == "?" {
+            let (i_start, i_end) = trim_span(s, start + list.len(), start + list.len() + inner.len());
+            if &s[i_start..i_end] == "?" {
                 return Ok(DeclType::List(None));
             }
-            let lead = inner.len() - inner.trim_start().len();
-            let elem =
-                parse_type(s, inner_start + lead, inner_end - (inner.len() - inner.trim_end().len()), depth + 1)?;
+            let elem = parse_type(s, i_start, i_end, depth + 1)?;
             return Ok(DeclType::List(Some(Box::new(elem))));
         }
     }
@@ -658,6 +689,8 @@ mod tests {
         assert_eq!(t("!foo<\"a,)b\">"), DeclType::Other("!foo<\"a,)b\">".into()));
         assert_eq!(t("!util.list<(i32) -> i32>").to_string(), "!util.list<(i32) -> i32>");
         assert_eq!(t("!util.list<a>b<c>"), DeclType::Other("!util.list<a>b<c>".into()));
+        assert_eq!(t("!util.list< ? >"), DeclType::List(None));
+        assert_eq!(DeclType::parse("!util.list<\u{c} \n>").unwrap_err().to_string(), "at byte 14: expected a type");
         // Records.
         assert_eq!(t("tensor<?x4xf32>").to_record().unwrap().to_string(), "f32[?x4]");
         assert_eq!(t("index").to_record().unwrap().to_string(), "i64");
@@ -707,5 +740,15 @@ mod tests {
         assert_eq!(d.name, "my fn");
         assert_eq!(d.args[0].attrs.as_deref(), Some(r#"{iree.abi.encoding = "x}"}"#));
         assert_eq!(Declaration::parse(&d.to_string()).unwrap(), d);
+        let d = Declaration::parse("sync func @\"a\\\"b\\0D\\00\\n\u{e9}\"() -> ()").unwrap();
+        assert_eq!(d.name, "a\"b\r\0\n\u{e9}");
+        assert_eq!(d.to_string(), "sync func @\"a\\\"b\\0D\\00\\0A\u{e9}\"() -> ()");
+        assert_eq!(Declaration::parse(&d.to_string()).unwrap(), d);
+        let d = Declaration::parse("sync func @\"-x\"() -> ()").unwrap();
+        assert_eq!(d.to_string(), "sync func @\"-x\"() -> ()");
+        let e = Declaration::parse("sync func @\"\\ff\"() -> ()").unwrap_err();
+        assert_eq!(e.to_string(), "at byte 11: expected a function name that is UTF-8");
+        let e = Declaration::parse("sync func @\"\\q\"() -> ()").unwrap_err();
+        assert_eq!(e.to_string(), "at byte 12: expected a valid escape");
     }
 }
