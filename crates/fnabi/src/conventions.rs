@@ -223,7 +223,9 @@ impl FunctionAbi {
                     t => Param { name: None, ty: ParamType::Record(t.clone()) },
                 })
                 .collect();
-        let kwargs_param = f.a.iter().position(|t| matches!(t, TypeRecord::SDictKwargs(_)));
+        // Only a last `sdict_kwargs` collects keywords (the parser allows no
+        // other); one built by hand elsewhere is an ordinary dict.
+        let kwargs_param = f.a.len().checked_sub(1).filter(|&i| matches!(f.a[i], TypeRecord::SDictKwargs(_)));
         let results = f.r.iter().map(|t| ParamType::Record(t.unnamed().clone())).collect();
         FunctionAbi {
             mode: AbiMode::Reflection,

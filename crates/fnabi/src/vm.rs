@@ -664,10 +664,7 @@ pub(crate) fn check_registers(
             return Err(Error::Mismatch {
                 context: format!("VM {what} {i}"),
                 expected: t.describe().into(),
-                got: match v.as_i64().or_else(|| v.as_f64().map(|f| f as i64)) {
-                    Some(_) => v.to_string(),
-                    None => v.type_description(),
-                },
+                got: if v.value_type().is_some() { v.to_string() } else { v.type_description() },
             });
         }
     }

@@ -32,7 +32,7 @@
 use crate::conventions::FunctionAbi;
 use crate::error::{Error, ParseError};
 use crate::flatbuf::{Buffer, Table};
-use crate::reflection::{Declaration, FunctionReflection};
+use crate::reflection::{Declaration, FunctionReflection, ReflectionError};
 use crate::vm::CallingConvention;
 use std::fmt;
 
@@ -176,8 +176,8 @@ impl<'a> Signature<'a> {
     }
 
     /// The parsed `iree.abi` records.
-    pub fn reflection(&self) -> Option<Result<FunctionReflection, Error>> {
-        self.attr("iree.abi").map(|s| FunctionReflection::parse(s).map_err(Error::from))
+    pub fn reflection(&self) -> Option<Result<FunctionReflection, ReflectionError>> {
+        self.attr("iree.abi").map(FunctionReflection::parse)
     }
 
     /// The parsed `iree.abi.declaration`.

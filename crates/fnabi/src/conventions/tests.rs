@@ -352,6 +352,15 @@ fn sdict_kwargs_collects_unnamed_keywords() {
         "argument 1: expected a dict with key \"b\", got dict with keys [\"a\"]"
     );
     assert_eq!(f.unpack_results(vec![]).unwrap(), Value::None);
+    // Built by hand anywhere but last, it is an ordinary dict parameter.
+    let g = FunctionAbi::from_reflection(&FunctionReflection {
+        a: vec![TypeRecord::SDictKwargs(vec![("a".into(), rec(r#""i32""#))]), rec(r#""i8""#)],
+        r: vec![],
+        v: None,
+    });
+    let d = Value::dict([("a", Value::Int(1))]);
+    assert_eq!(g.bind(vec![d.clone(), Value::Int(2)], NO_KW).unwrap(), [d, Value::Int(2)]);
+    assert_eq!(msg(g.bind(vec![], [("a", Value::Int(1))]).unwrap_err()), "unknown keyword argument \"a\"");
 }
 
 #[test]

@@ -248,9 +248,13 @@ impl<'a> Reader<'a> {
                 Ok(n) => format!("number {}", truncate(n)),
                 Err(_) => "a malformed number".into(),
             },
-            Next::Null => "null".into(),
-            Next::True => "true".into(),
-            Next::False => "false".into(),
+            Next::Null | Next::True | Next::False => {
+                let rest = &self.s[self.pos..];
+                match ["null", "true", "false"].into_iter().find(|w| rest.starts_with(w)) {
+                    Some(w) => w.into(),
+                    None => format!("`{}`", &rest[..1]),
+                }
+            }
             Next::Array => "an array".into(),
             Next::Object => "an object".into(),
             Next::End => "end of input".into(),
@@ -350,5 +354,7 @@ mod tests {
         assert_eq!(Reader::new("").describe_next(), "end of input");
         assert_eq!(Reader::new("é").describe_next(), "'é'");
         assert_eq!(Reader::new("?").describe_next(), "`?`");
+        assert_eq!(Reader::new("tru").describe_next(), "`t`");
+        assert_eq!(Reader::new("false").describe_next(), "false");
     }
 }

@@ -248,6 +248,12 @@ fn errors_name_the_path_and_what_was_expected() {
             r#"{"a": [["slist", tru]], "r": []}"#,
             17,
             "a[0][1]",
+            "expected a type record (a primitive such as \"f32\", \"unknown\", null, or an array), got `t`",
+        ),
+        (
+            r#"{"a": [["slist", true]], "r": []}"#,
+            17,
+            "a[0][1]",
             "expected a type record (a primitive such as \"f32\", \"unknown\", null, or an array), got true",
         ),
         ("{\"a\": [\"\u{1}\"], \"r\": []}", 8, "a[0]", "invalid JSON: control character in string (must be escaped)"),
