@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 mod demangle;
 mod flatten;
+mod inspect;
 
 /// Function ABIs of compiled tensor functions: signatures, modules, calls.
 #[derive(Parser)]
@@ -26,6 +27,8 @@ enum Command {
     Mangle(demangle::MangleArgs),
     /// Print the leaves of a JSON value in raw order, by a SIP signature.
     Flatten(flatten::FlattenArgs),
+    /// Show what a compiled module declares: exports, calling conventions, reflection.
+    Inspect(inspect::InspectArgs),
 }
 
 /// A failure that ends the command: printed as one line on stderr.
@@ -43,6 +46,7 @@ fn main() -> ExitCode {
         Command::Demangle(args) => demangle::demangle(args),
         Command::Mangle(args) => demangle::mangle(args),
         Command::Flatten(args) => flatten::flatten(args),
+        Command::Inspect(args) => inspect::inspect(args),
     };
     match result {
         Ok(code) => code,

@@ -261,4 +261,13 @@ pub enum Error {
     /// A JSON text is not valid JSON, or not a valid JSON form of a value.
     #[error("JSON: {0}")]
     Json(String),
+    /// An `iree.abi` reflection record failed to parse (byte offset and JSON path).
+    #[error(transparent)]
+    Reflection(#[from] crate::reflection::ReflectionError),
+    /// Arguments do not bind to a function, or a value list has the wrong length.
+    #[error(transparent)]
+    Call(#[from] crate::conventions::CallError),
+    /// A `.vmfb` module file is malformed (byte offset).
+    #[error(transparent)]
+    Vmfb(#[from] crate::vmfb::VmfbError),
 }

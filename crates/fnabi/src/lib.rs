@@ -30,6 +30,10 @@
 //! - [`json`]: the JSON form of values (files, the CLI, ordinary serde);
 //! - [`nest`]: flattening and rebuilding any serde type by a structure;
 //! - `ndarray` (feature `ndarray`, on by default): zero-copy views to and from `ndarray`.
+//! - [`reflection`]: `iree.abi` type records and the `iree.abi.declaration` text;
+//! - [`vm`]: the IREE VM value model (variants, lists, buffer views, calling conventions);
+//! - [`conventions`]: host values ⇄ VM values as the `iree.abi` conventions say;
+//! - [`vmfb`]: reading IREE `.vmfb` module files (exports, signatures, reflection).
 //!
 //! ```
 //! use fnabi::RawSignature;
@@ -41,9 +45,11 @@
 pub mod array;
 pub mod attrs;
 pub mod buffer;
+pub mod conventions;
 pub mod deferred;
 pub mod elf;
 pub mod error;
+mod flatbuf;
 pub mod json;
 pub mod layout;
 pub mod mangle;
@@ -55,12 +61,15 @@ pub mod ndarray;
 pub mod nest;
 pub mod npy;
 pub mod raw;
+pub mod reflection;
 pub mod scalar;
 pub mod sip;
 pub mod structure;
 pub mod tensor;
 pub mod text;
 pub mod value;
+pub mod vm;
+pub mod vmfb;
 
 pub use array::{Array, HostBuffer};
 pub use attrs::AbiAttributes;

@@ -1,0 +1,139 @@
+//! `fnabi inspect` on the fixture modules: exact text, JSON, and the
+//! one-line errors for broken and not-yet-supported files.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fnabi/tests/fixtures/iree").join(name)
+}
+
+fn run(args: &[&std::ffi::OsStr]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_fnabi")).args(args).output().unwrap();
+    (out.status.success(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+}
+
+fn tmp(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fnabi-inspect-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+#[test]
+fn text_report_of_async() {
+    let path = fixture("async.vmfb");
+    let (ok, out, err) = run(&["inspect".as_ref(), path.as_os_str()]);
+    assert!(ok, "{err}");
+    let body: Vec<&str> = out.lines().skip(1).take(6).collect();
+    assert_eq!(
+        body,
+        [
+            "exports (2):",
+            "  add_async  0rrrr_r",
+            "    declaration: async func @add_async(%input0: tensor<4xf32>, %input1: tensor<4xf32>) -> (%output0: tensor<4xf32>)",
+            "    iree.abi.model = coarse-fences",
+            "  __init  0v_v",
+            "imports (17):",
+        ]
+    );
+    assert!(out.lines().next().unwrap().ends_with(
+        "async.vmfb: IREE module \"module\" version 0 (bytecode 17.0, 4860 bytes of FlatBuffer at byte 68, ZIP entry \"module.fb\")"
+    ));
+    assert!(out.ends_with("dependencies (1):\n  hal >= 7\n"));
+}
+
+#[test]
+fn text_report_decodes_iree_abi() {
+    let path = fixture("nested.vmfb");
+    let (ok, out, _) = run(&["inspect".as_ref(), path.as_os_str()]);
+    assert!(ok);
+    let deep: Vec<&str> = out.lines().skip_while(|l| !l.starts_with("  nested_deep")).take(4).collect();
+    assert_eq!(
+        deep,
+        [
+            "  nested_deep  0rf_rr",
+            "    iree.abi: ({a: [f32[4], f32[4]], b: {c: f32[4]}}, alpha: f32) -> (f32[4], {s: f32[4], t: (f32[4], f32[4])})",
+            "    declaration: sync func @nested_deep(%input0: !util.list<?>, %input1: f32) -> (%output0: tensor<4xf32>, %output1: !util.list<?>)",
+            "    custom.key = custom value",
+        ]
+    );
+}
+
+#[test]
+fn json_report() {
+    let path = fixture("nested.vmfb");
+    let (ok, out, _) = run(&["inspect".as_ref(), "--json".as_ref(), path.as_os_str()]);
+    assert!(ok);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["kind"], "vmfb");
+    assert_eq!(j["module"]["name"], "module");
+    assert_eq!(j["module"]["container"], "zip");
+    assert_eq!(j["module"]["flatbuffer_len"], 14460);
+    let exports = j["exports"].as_array().unwrap();
+    assert_eq!(exports.len(), 8);
+    let bytes_sum = &exports[5];
+    assert_eq!(bytes_sum["name"], "bytes_sum");
+    assert_eq!(bytes_sum["cconv"], "0r_iI");
+    assert_eq!(bytes_sum["iree_abi"]["readable"], "([i8, i8, i8, i8, i8]) -> (i32, i64)");
+    assert_eq!(
+        bytes_sum["iree_abi"]["raw"],
+        r#"{"a": [["slist", "i8", "i8", "i8", "i8", "i8"]], "r": ["i32", "i64"], "v": 1}"#
+    );
+    assert_eq!(exports[3]["attrs"]["custom.key"], "custom value");
+    assert_eq!(exports[6]["iree_abi"], serde_json::Value::Null);
+    assert_eq!(
+        exports[6]["declaration"]["raw"],
+        "sync func @str_len(%input0: !util.list<i8>) -> (%output0: index, %output1: i32)"
+    );
+    assert_eq!(j["imports"][1]["cconv"], "0rIIiiCID_r");
+    assert_eq!(j["dependencies"][0]["minimum_version"], 7);
+}
+
+#[test]
+fn errors_are_one_line() {
+    let bytes = std::fs::read(fixture("add.vmfb")).unwrap();
+    let cut = tmp("cut.vmfb", &bytes[..100]);
+    let (ok, out, err) = run(&["inspect".as_ref(), cut.as_os_str()]);
+    assert!(!ok && out.is_empty());
+    assert!(
+        err.ends_with(
+            "cut.vmfb: vmfb at byte 64: the module FlatBuffer is cut short (7296 bytes needed, 36 available)\n"
+        ),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1);
+    let mlir = fixture("add.mlir");
+    let (ok, _, err) = run(&["inspect".as_ref(), mlir.as_os_str()]);
+    assert!(!ok);
+    assert!(err.ends_with("add.mlir: inspecting MLIR source files is not supported yet\n"), "{err}");
+    let so = tmp("lib.bin", b"\x7fELF\x02\x01\x01");
+    let (ok, _, err) = run(&["inspect".as_ref(), so.as_os_str()]);
+    assert!(!ok);
+    assert!(
+        err.ends_with("lib.bin: inspecting shared libraries (_mlir_ciface_ functions) is not supported yet\n"),
+        "{err}"
+    );
+    let txt = tmp("notes.txt", b"hello");
+    let (ok, _, err) = run(&["inspect".as_ref(), txt.as_os_str()]);
+    assert!(!ok);
+    assert!(err.contains("cannot tell what kind of file this is"), "{err}");
+    let missing = fixture("missing.vmfb");
+    let (ok, _, err) = run(&["inspect".as_ref(), missing.as_os_str()]);
+    assert!(!ok);
+    assert!(err.starts_with("fnabi: error: cannot read ") && err.contains("missing.vmfb"), "{err}");
+    // A broken iree.abi value is reported in place; the rest of the report stands.
+    let mut patched = std::fs::read(fixture("nested.vmfb")).unwrap();
+    let needle = br#"["slist", "i8""#;
+    let at = patched.windows(needle.len()).position(|w| w == needle).unwrap();
+    patched[at + 2..at + 7].copy_from_slice(b"sxxxx");
+    let p = tmp("patched.vmfb", &patched);
+    let (ok, out, _) = run(&["inspect".as_ref(), p.as_os_str()]);
+    assert!(ok);
+    assert!(
+        out.contains(r#"    iree.abi: invalid (iree.abi at byte 7 (a[0]): expected a type identifier (named, ndarray, slist, stuple, sdict, py_homogeneous_list, sdict_kwargs), got "sxxxx"): {"a": [["sxxxx", "i8""#),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(p.parent().unwrap());
+}
