@@ -68,7 +68,7 @@ impl<'a> Buffer<'a> {
         let vt_len = self.u16_at(vtable, what).map_err(|_| {
             error(self.abs(pos), VmfbErrorKind::BadTable { what, reason: "vtable offset out of bounds" })
         })? as usize;
-        if vt_len < 4 || vt_len % 2 != 0 {
+        if vt_len < 4 || !vt_len.is_multiple_of(2) {
             return Err(error(self.abs(vtable), VmfbErrorKind::BadTable { what, reason: "malformed vtable size" }));
         }
         self.bytes(vtable, vt_len, what)?;

@@ -131,11 +131,10 @@ proptest! {
         if !bytes.is_empty() {
             bytes[i] = byte;
         }
-        if let Ok(s) = std::str::from_utf8(&bytes) {
-            if let Err(e) = TypeRecord::parse(s) {
+        if let Ok(s) = std::str::from_utf8(&bytes)
+            && let Err(e) = TypeRecord::parse(s) {
                 prop_assert!(e.offset() <= s.len());
             }
-        }
         if let Err(e) = TypeRecord::parse(&json[..i]) {
             prop_assert!(e.offset() <= i);
         }
