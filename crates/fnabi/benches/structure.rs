@@ -38,10 +38,10 @@ fn small() -> (Plan, Value<'static>) {
         (4, vec![key("b"), key("d"), I(1)]),
     ]);
     let v = Value::dict([
-        ("a", Value::List(vec![Value::Array(x(1)), Value::Array(x(2))])),
+        ("a", Value::List(vec![Value::array(x(1)), Value::array(x(2))])),
         (
             "b",
-            Value::dict([("c", Value::Array(x(3))), ("d", Value::Tuple(vec![Value::Array(x(4)), Value::Array(x(5))]))]),
+            Value::dict([("c", Value::array(x(3))), ("d", Value::Tuple(vec![Value::array(x(4)), Value::array(x(5))]))]),
         ),
     ]);
     (plan, v)
@@ -62,7 +62,7 @@ fn wide() -> (Plan, Value<'static>) {
     let v = Value::dict(
         keys.iter()
             .enumerate()
-            .map(|(i, k)| (k.as_str(), Value::List((0..10).map(|j| Value::Array(x(i * 10 + j))).collect()))),
+            .map(|(i, k)| (k.as_str(), Value::List((0..10).map(|j| Value::array(x(i * 10 + j))).collect()))),
     );
     (plan_of(&pairs), v)
 }
@@ -77,9 +77,9 @@ fn deep() -> (Plan, Value<'static>) {
         path.push(PathKey::Index(1));
     }
     pairs.push((50, path));
-    let mut v = Value::Array(x(50));
+    let mut v = Value::array(x(50));
     for d in (0..50).rev() {
-        v = Value::List(vec![Value::Array(x(d)), v]);
+        v = Value::List(vec![Value::array(x(d)), v]);
     }
     (plan_of(&pairs), v)
 }

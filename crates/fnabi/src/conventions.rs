@@ -1127,9 +1127,9 @@ fn from_vm<'a>(x: Variant<'a>, t: &TypeRecord, at: &At<'_>, cx: Conv) -> Result<
                     if !cx.casts {
                         return Err(at.mismatch(t, ShapeDisplay(arr.dtype(), arr.shape())));
                     }
-                    Ok(Value::Array(cast_array(&arr, w, at)?))
+                    Ok(Value::from(cast_array(&arr, w, at)?))
                 }
-                _ => Ok(Value::Array(arr)),
+                _ => Ok(Value::from(arr)),
             }
         }
         TypeRecord::NdArray(a) => ref_array_from_vm(x, a, t, at, cx),
@@ -1250,7 +1250,7 @@ fn dynamic_from_vm<'a>(x: Variant<'a>, at: &At<'_>) -> Result<Value<'a>, Error> 
         Variant::I64(v) => Value::Int(v),
         Variant::F32(v) => Value::Float(v.into()),
         Variant::F64(v) => Value::Float(v),
-        Variant::Ref(VmRef::BufferView(b)) => Value::Array(b.into_array()),
+        Variant::Ref(VmRef::BufferView(b)) => Value::from(b.into_array()),
         Variant::Ref(VmRef::List(l)) => {
             if let Some(bytes) = l.to_bytes() {
                 return Ok(match String::from_utf8(bytes) {

@@ -448,7 +448,7 @@ fn map_from_j(mut entries: Vec<(String, J)>) -> Result<Value<'static>, Structure
         return plain_dict(entries);
     }
     if entries.len() == 3 {
-        return array_from_j(entries).map(Value::Array);
+        return array_from_j(entries).map(Value::from);
     }
     let (tag, j) = entries.pop().unwrap_or_else(|| unreachable!("one entry"));
     let within = |e: StructureError| e.within(PathKey::Name(tag.as_str().into()));
@@ -685,7 +685,7 @@ struct ArrayVisitor;
 impl ArrayVisitor {
     fn from_value<E: de::Error>(v: Value<'static>) -> Result<Array<'static>, E> {
         match v {
-            Value::Array(a) => Ok(a),
+            Value::Array(a) => Ok(*a),
             v => Err(E::custom(format_args!("expected an array, got {}", crate::structure::kind_with_article(&v)))),
         }
     }
@@ -811,7 +811,7 @@ mod tests {
         assert_eq!(to_string(&v), r#"{"dtype":"f32","shape":[2],"data":[1.0,2.0]}"#);
         // Strided arrays are written in C order.
         let a = Array::from_vec(&[2, 2], vec![1i32, 2, 3, 4]).unwrap();
-        let t = Value::Array(a.permuted(&[1, 0]).unwrap().into_owned().unwrap());
+        let t = Value::array(a.permuted(&[1, 0]).unwrap().into_owned().unwrap());
         assert_eq!(to_string(&t), r#"{"dtype":"i32","shape":[2,2],"data":[1,3,2,4]}"#);
     }
 
@@ -869,9 +869,9 @@ mod tests {
     #[test]
     fn short_f16_decimals() {
         let a = Array::from_vec(&[3], vec![f16::from_f32(0.1), f16::from_f32(1.0 / 3.0), f16::from_f32(-2.5)]).unwrap();
-        let s = to_string(&Value::Array(a.clone()));
+        let s = to_string(&Value::array(a.clone()));
         assert_eq!(s, r#"{"dtype":"f16","shape":[3],"data":[0.1,0.3333,-2.5]}"#);
-        assert_eq!(from_str(&s).unwrap(), Value::Array(a));
+        assert_eq!(from_str(&s).unwrap(), Value::array(a));
     }
 
     #[test]

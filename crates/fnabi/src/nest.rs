@@ -350,7 +350,7 @@ impl Serializer for ValueSerializer {
     fn serialize_newtype_struct<T: ?Sized + Serialize>(self, name: &'static str, value: &T) -> R<Value<'static>> {
         if is_token(name, ARRAY_TOKEN) {
             if let Some(a) = take_lent_array()? {
-                return Ok(Value::Array(a));
+                return Ok(Value::from(a));
             }
         } else if is_token(name, VALUE_TOKEN)
             && let Some(v) = take_lent_value()?
@@ -692,7 +692,7 @@ impl<'f, 'p> Serializer for NodeSer<'f, 'p> {
         if let (Some(slot), true) = (leaf, is_token(name, ARRAY_TOKEN)) {
             // The hot path of flattening arrays: straight into the slot.
             if let Some(a) = take_lent_array()? {
-                self.f.out[slot] = Value::Array(a);
+                self.f.out[slot] = Value::from(a);
                 return Ok(());
             }
         }
@@ -1118,7 +1118,7 @@ fn array_any<'de, V: Visitor<'de>>(a: Array<'static>, visitor: V) -> R<V::Value>
             (a.byte_offset() as isize + i as isize * a.strides()[0] * es) as usize
         };
         let sub = a.restrided(sub_shape, &a.strides()[1..], offset).and_then(Array::into_owned).map_err(custom)?;
-        subs.push(Value::Array(sub));
+        subs.push(Value::from(sub));
     }
     visit_items(subs, visitor)
 }
@@ -1149,7 +1149,7 @@ impl<'de> de::Deserializer<'de> for ValueDeserializer {
                 let mut map = ValueMap { iter: d.into_iter(), pending: None };
                 visitor.visit_map(&mut map)
             }
-            Value::Array(a) => array_any(a, visitor),
+            Value::Array(a) => array_any(*a, visitor),
         }
     }
 
@@ -1618,7 +1618,7 @@ mod tests {
     #[test]
     fn unflatten_errors_name_paths() {
         let p = small_plan();
-        let leaves = || (0..5).map(|i| Value::Array(x(i as f32))).collect::<Vec<_>>();
+        let leaves = || (0..5).map(|i| Value::array(x(i as f32))).collect::<Vec<_>>();
         #[derive(Deserialize, Debug)]
         #[allow(dead_code)]
         struct WantsMore {
@@ -1670,7 +1670,7 @@ mod tests {
         let p = Structure::Sequence(vec![(0, Structure::Leaf(0)), (1, Structure::Leaf(1))]).plan().unwrap();
         let m = Array::from_vec(&[2, 2], vec![1i32, 2, 3, 4]).unwrap();
         let t = m.permuted(&[1, 0]).unwrap().into_owned().unwrap();
-        let leaves = vec![Value::Array(Array::scalar(2.5f32)), Value::Array(t)];
+        let leaves = vec![Value::array(Array::scalar(2.5f32)), Value::array(t)];
         let (s, v): (f64, Vec<Vec<i64>>) = unflatten(&p, leaves).unwrap();
         assert_eq!(s, 2.5);
         assert_eq!(v, [[1, 3], [2, 4]]);
@@ -1685,9 +1685,9 @@ mod tests {
         struct W {
             p: Value<'static>,
         }
-        let w = (W { p: Value::dict([("b", Value::Int(2)), ("a", Value::Array(x(1.0)))]) },);
+        let w = (W { p: Value::dict([("b", Value::Int(2)), ("a", Value::array(x(1.0)))]) },);
         let leaves = flatten(&p, &w).unwrap();
-        assert_eq!(leaves, [Value::Array(x(1.0)), Value::Int(2)]);
+        assert_eq!(leaves, [Value::array(x(1.0)), Value::Int(2)]);
         let back: (W,) = unflatten(&p, leaves).unwrap();
         assert_eq!(back, w);
         // A dict whose keys look like an array is still a dict here.
@@ -1720,7 +1720,7 @@ mod tests {
         let v = to_value(&(Inner(x(1.0)), x(2.0))).unwrap();
         assert_eq!(
             v,
-            Value::Tuple(vec![Value::from(r#"{"dtype":"f32","shape":[1],"data":[1.0]}"#), Value::Array(x(2.0))])
+            Value::Tuple(vec![Value::from(r#"{"dtype":"f32","shape":[1],"data":[1.0]}"#), Value::array(x(2.0))])
         );
         assert!(LENT.with(|l| l.get()).is_none());
         assert!(!bridge_active());
@@ -1737,7 +1737,7 @@ mod tests {
         let leaves = inputs.flatten(&v).unwrap();
         assert_eq!(first(leaves[0]), 0.0);
         assert_eq!(leaves[2], &Value::Int(2));
-        let r: f32 = unflatten(&sig.result_plan().unwrap(), vec![Value::Array(Array::scalar(4.0f32))]).unwrap();
+        let r: f32 = unflatten(&sig.result_plan().unwrap(), vec![Value::array(Array::scalar(4.0f32))]).unwrap();
         assert_eq!(r, 4.0);
     }
 }

@@ -79,7 +79,7 @@ fn invalid(offset: usize, msg: String) -> ParseError {
 /// other number [`Value::Float`], `true`/`false` [`Value::Bool`]).
 pub fn parse_value(text: &str) -> Result<Value<'static>, ParseError> {
     if text.contains('=') {
-        return parse_array(text).map(Value::Array);
+        return parse_array(text).map(Value::from);
     }
     let t = text.trim();
     let start = text.len() - text.trim_start().len();

@@ -38,7 +38,7 @@ fn arr<T: fnabi::Element>(shape: &[usize], v: Vec<T>) -> Array<'static> {
 
 fn array(v: Value<'static>) -> Array<'static> {
     match v {
-        Value::Array(a) => a,
+        Value::Array(a) => *a,
         other => panic!("not an array: {other:?}"),
     }
 }

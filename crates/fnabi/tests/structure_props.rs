@@ -57,7 +57,7 @@ fn leaf_value() -> impl Strategy<Value = Value<'static>> {
         prop_oneof![-1e300f64..1e300, Just(f64::INFINITY), Just(f64::NEG_INFINITY), Just(-0.0)].prop_map(Value::Float),
         "\\PC{0,6}".prop_map(Value::Str),
         prop::collection::vec(any::<u8>(), 0..6).prop_map(Value::Bytes),
-        array().prop_map(Value::Array),
+        array().prop_map(Value::array),
     ]
 }
 

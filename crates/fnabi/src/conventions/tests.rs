@@ -111,7 +111,7 @@ fn array_checks_name_dtype_rank_and_dims() {
     // Strided arrays are copied to row-major.
     let wide = f32s(&[4, 1], &[1.0, 2.0, 3.0, 4.0]);
     let t = wide.permuted(&[1, 0]).unwrap();
-    let args = [Value::dict([("x", Value::Array(t)), ("y", Value::from(good))])];
+    let args = [Value::dict([("x", Value::array(t)), ("y", Value::from(good))])];
     let packed = f.pack_args(&args).unwrap();
     let x = packed.items()[0].as_list().unwrap().items()[0].as_buffer_view().unwrap();
     assert_eq!(x.bytes().len(), 16);

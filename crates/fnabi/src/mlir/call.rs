@@ -752,7 +752,7 @@ impl Results<'_> {
             .enumerate()
             .map(|(i, o)| match o {
                 Out::Scalar(s) => s.to_value(),
-                Out::Array(a) => Ok(Value::Array(a)),
+                Out::Array(a) => Ok(Value::from(a)),
                 Out::Taken => Err(Error::InvalidArgument(format!("result {i} was already taken"))),
             })
             .collect()
