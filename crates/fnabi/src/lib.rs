@@ -28,6 +28,7 @@
 //! - [`text`]: IREE's text form of arrays and scalars;
 //! - [`sip`]: the structured index path (SIP) ABI, which describes that tree;
 //! - [`json`]: the JSON form of values (files, the CLI, ordinary serde);
+//! - [`function`]: [`Function`], one compiled function called with host values, and the [`function::Backend`] trait;
 //! - [`nest`]: flattening and rebuilding any serde type by a structure;
 //! - `ndarray` (feature `ndarray`, on by default): zero-copy views to and from `ndarray`.
 //! - [`reflection`]: `iree.abi` type records and the `iree.abi.declaration` text;
@@ -50,6 +51,7 @@ pub mod deferred;
 pub mod elf;
 pub mod error;
 mod flatbuf;
+pub mod function;
 pub mod json;
 pub mod layout;
 pub mod mangle;
@@ -74,6 +76,7 @@ pub mod vmfb;
 pub use array::{Array, HostBuffer};
 pub use attrs::AbiAttributes;
 pub use error::{Error, ParseError, ParseErrorKind, Result};
+pub use function::Function;
 pub use raw::{BufferType, Dim, Layout, RawSignature, RawType};
 pub use scalar::{DType, Element, ScalarType};
 pub use sip::SipSignature;
