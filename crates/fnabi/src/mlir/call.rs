@@ -35,12 +35,15 @@ use super::signature::{FuncDecl, parse_functions};
 use super::trampoline::{self, Frame, ReturnReg};
 use super::types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};
 use crate::array::Array;
+use crate::buffer::{BufferDescription, Cast, Decision, LayoutPreference, oracle};
 use crate::error::Error;
+use crate::memory::{Arena, ArenaScope};
 use crate::memref::{DynMemRef, InputMemory, MAX_RANK, adopt_results, convert_for, copy_into, fill_descriptor};
-use crate::raw::Dim;
+use crate::raw::{BufferType, Dim, RawType};
 use crate::scalar::ScalarType;
 use crate::value::Value;
 use half::{bf16, f16};
+use smallvec::SmallVec;
 use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -387,6 +390,10 @@ struct ArgPlan {
     loc: Loc,
     /// Word index of the descriptor (ranked), or of the `{rank, ptr}` header (unranked).
     at: usize,
+    /// For a ranked memref the raw ABI can describe: its buffer type and the
+    /// layout it takes, for the buffer oracle (computed once, so converting
+    /// an argument allocates nothing but arena memory).
+    oracle: Option<(BufferType, LayoutPreference)>,
 }
 
 /// Everything about a call that does not depend on the arguments.
@@ -441,7 +448,11 @@ impl Plan {
                 n_stack += 1;
                 Loc::Stack(n_stack - 1)
             };
-            args.push(ArgPlan { ty: t.clone(), loc, at });
+            let oracle = match (t, t.to_raw()) {
+                (MlirType::MemRef(m), RawType::Buffer(b)) if !has_static_offset(m) => Some((b, layout_preference(m))),
+                _ => None,
+            };
+            args.push(ArgPlan { ty: t.clone(), loc, at, oracle });
             match t {
                 MlirType::MemRef(m) => at += 3 + 2 * m.rank(),
                 MlirType::UnrankedMemRef(_) => {
@@ -518,7 +529,8 @@ enum Out {
 struct Scratch {
     words: Vec<i64>,
     frame: Frame,
-    temps: Vec<(usize, Array<'static>)>,
+    /// Per-call memory for converted arguments (reset after every call).
+    arena: Arena,
     outs: Vec<Out>,
 }
 
@@ -553,7 +565,7 @@ impl MlirFunction {
         Scratch {
             words: vec![0; p.fixed_words],
             frame: Frame::new(p.stack_slots, p.full),
-            temps: Vec::new(),
+            arena: Arena::new(),
             outs: Vec::with_capacity(self.inner.ty.results.len()),
         }
     }
@@ -863,6 +875,47 @@ fn rank0_bits(i: usize, t: &MlirType, e: ElementType, a: &Array<'_>) -> Result<u
     Ok(unsafe { Scalar::read(e, a.as_ptr()) }.to_bits())
 }
 
+/// Converts a memref argument that does not fit its type as-is: the buffer
+/// oracle decides the target layout (dense row-major for an identity
+/// layout, the static or any strides of a `strided<>` layout) and the copy
+/// goes into the per-call arena. Types the raw ABI cannot describe (`i1`
+/// elements, static offsets) fall back to a heap copy.
+fn convert_leaf<'s>(
+    a: &Array<'_>,
+    m: &MemRefType,
+    plan: Option<&(BufferType, LayoutPreference)>,
+    scope: &'s ArenaScope<'_>,
+) -> Result<Array<'s>, Error> {
+    if let Some((ty, pref)) = plan {
+        let desc = BufferDescription::from_array(a);
+        return match oracle(ty, &desc, pref, Cast::Forbidden) {
+            Decision::Convert { target, .. } => scope.convert(a, &target),
+            // The descriptor check is stricter than the oracle only for
+            // static offsets, handled below.
+            Decision::AsIs { .. } => convert_for(a, m),
+            Decision::Unsupported(reason) => Err(Error::InvalidArgument(reason.to_string())),
+        };
+    }
+    convert_for(a, m)
+}
+
+fn has_static_offset(m: &MemRefType) -> bool {
+    matches!(&m.layout, MemRefLayout::Strided { offset: Some(o), .. } if *o != 0)
+}
+
+/// The buffer oracle's layout preference for a memref type: an identity
+/// layout needs dense row-major data; `strided<[?, …]>` takes any strides;
+/// static strides must match.
+pub fn layout_preference(m: &MemRefType) -> LayoutPreference {
+    match &m.layout {
+        MemRefLayout::Identity => LayoutPreference::Dense(crate::raw::Layout::RowMajor),
+        MemRefLayout::Strided { strides, .. } if strides.iter().all(Option::is_none) => LayoutPreference::AnyStrided,
+        MemRefLayout::Strided { strides, .. } => {
+            LayoutPreference::Strides(strides.iter().map(|s| s.map(|v| v as isize)).collect())
+        }
+    }
+}
+
 fn unranked_type(e: ElementType, rank: usize) -> MemRefType {
     MemRefType { element: e, dims: vec![Dim::Dynamic; rank], layout: MemRefLayout::Identity }
 }
@@ -878,8 +931,11 @@ fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>]) -> Result<
             got: args.len().to_string(),
         });
     }
-    s.temps.clear();
     s.outs.clear();
+    // Converted arguments live in the per-call arena: nothing is allocated
+    // once the arena has grown to a call's needs.
+    let scope = s.arena.scope();
+    let mut temps: SmallVec<[(usize, Array<'_>); 4]> = SmallVec::new();
     // Unranked arguments: their ranked descriptors follow the fixed words.
     let mut total = plan.fixed_words;
     if plan.has_unranked_args {
@@ -911,11 +967,11 @@ fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>]) -> Result<
                 };
                 let w = &mut s.words[ap.at..ap.at + 3 + 2 * m.rank()];
                 if !fill_descriptor(a, m, w).map_err(|e| arg_error(i, t, e))? {
-                    let c = convert_for(a, m).map_err(|e| arg_error(i, t, e))?;
+                    let c = convert_leaf(a, m, ap.oracle.as_ref(), &scope).map_err(|e| arg_error(i, t, e))?;
                     if !fill_descriptor(&c, m, w)? {
                         return Err(arg_error(i, t, "the converted array does not fit its type"));
                     }
-                    s.temps.push((i, c));
+                    temps.push((i, c));
                 }
                 ptr_of(ap.at)
             }
@@ -932,9 +988,9 @@ fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>]) -> Result<
                 let n = 3 + 2 * a.rank();
                 let w = &mut s.words[dyn_at..dyn_at + n];
                 if !fill_descriptor(a, &m, w).map_err(|e| arg_error(i, t, e))? {
-                    let c = convert_for(a, &m).map_err(|e| arg_error(i, t, e))?;
+                    let c = convert_leaf(a, &m, None, &scope).map_err(|e| arg_error(i, t, e))?;
                     fill_descriptor(&c, &m, w)?;
-                    s.temps.push((i, c));
+                    temps.push((i, c));
                 }
                 s.words[ap.at] = a.rank() as i64;
                 s.words[ap.at + 1] = ptr_of(dyn_at) as i64;
@@ -960,7 +1016,7 @@ fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>]) -> Result<
     let bits = invoke(f.fp, &s.frame, ret_reg);
 
     // Destination arguments that went through a converted copy: write back.
-    for (i, c) in &s.temps {
+    for (i, c) in &temps {
         if let Arg::Mut(dst) = &mut args[*i] {
             copy_into(c, dst)?;
         }
@@ -969,7 +1025,7 @@ fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>]) -> Result<
         Ret::Void => None,
         Ret::Reg(e) => Some((e, bits)),
         Ret::Packed => {
-            take_packed(f, s, args, total)?;
+            take_packed(f, &s.words, &mut s.outs, &temps, args, total)?;
             None
         }
     };
@@ -1037,8 +1093,15 @@ fn invoke(_fp: usize, _frame: &Frame, _ret: ReturnReg) -> u64 {
 
 /// Reads the packed result struct: scalars, ranked descriptors, unranked
 /// descriptors (whose malloc'ed ranked part is copied and freed).
-fn take_packed(f: &FnInner, s: &mut Scratch, args: &[Arg<'_, '_>], total: usize) -> Result<(), Error> {
-    let base = s.words.as_ptr().cast::<u8>();
+fn take_packed(
+    f: &FnInner,
+    words: &[i64],
+    outs: &mut Vec<Out>,
+    temps: &[(usize, Array<'_>)],
+    args: &[Arg<'_, '_>],
+    total: usize,
+) -> Result<(), Error> {
+    let base = words.as_ptr().cast::<u8>();
     let scratch_range = (base as usize, base as usize + total * 8);
     let mut returned: Vec<(ElementType, DynMemRef)> = Vec::new();
     let mut slots: Vec<Option<usize>> = Vec::with_capacity(f.ty.results.len());
@@ -1050,19 +1113,19 @@ fn take_packed(f: &FnInner, s: &mut Scratch, args: &[Arg<'_, '_>], total: usize)
         match t {
             MlirType::Scalar(e) => {
                 // SAFETY: as above; e.size() bytes at the field.
-                s.outs.push(Out::Scalar(unsafe { Scalar::read(*e, field) }));
+                outs.push(Out::Scalar(unsafe { Scalar::read(*e, field) }));
                 slots.push(None);
             }
             MlirType::MemRef(m) => {
                 // SAFETY: a rank-m descriptor of 3 + 2·rank 8-aligned words at the field.
                 returned.push((m.element, unsafe { DynMemRef::read(field.cast(), m.rank()) }));
-                s.outs.push(Out::Taken);
+                outs.push(Out::Taken);
                 slots.push(Some(returned.len() - 1));
             }
             MlirType::UnrankedMemRef(e) => {
                 // SAFETY: `{i64 rank, ptr}` at the 8-aligned field.
                 let (rank, p) = unsafe { (field.cast::<i64>().read(), field.cast::<usize>().add(1).read()) };
-                s.outs.push(Out::Taken);
+                outs.push(Out::Taken);
                 slots.push(None);
                 if !(0..=MAX_RANK as i64).contains(&rank) || p == 0 {
                     first_error.get_or_insert(Error::InvalidArgument(format!(
@@ -1093,7 +1156,7 @@ fn take_packed(f: &FnInner, s: &mut Scratch, args: &[Arg<'_, '_>], total: usize)
     }
     let mut inputs: Vec<InputMemory<'_>> = Vec::new();
     for (i, (t, a)) in f.ty.inputs.iter().zip(args).enumerate() {
-        if !t.is_memref() || s.temps.iter().any(|(k, _)| *k == i) {
+        if !t.is_memref() || temps.iter().any(|(k, _)| *k == i) {
             continue;
         }
         let a: &Array<'_> = match a {
@@ -1103,7 +1166,7 @@ fn take_packed(f: &FnInner, s: &mut Scratch, args: &[Arg<'_, '_>], total: usize)
         };
         inputs.push(InputMemory { array: a, allocated: a.storage_ptr() as usize });
     }
-    for (_, c) in &s.temps {
+    for (_, c) in temps {
         inputs.push(InputMemory { array: c, allocated: c.storage_ptr() as usize });
     }
     let image = f.lib.image.get().map_or(&[][..], Vec::as_slice);
@@ -1113,7 +1176,7 @@ fn take_packed(f: &FnInner, s: &mut Scratch, args: &[Arg<'_, '_>], total: usize)
     // libc malloc and is ours now; `inputs` are the arrays we passed.
     let mut arrays =
         unsafe { adopt_results(&returned, &inputs, image, Some(keep)) }?.into_iter().map(Some).collect::<Vec<_>>();
-    for (slot, out) in slots.iter().zip(s.outs.iter_mut()) {
+    for (slot, out) in slots.iter().zip(outs.iter_mut()) {
         if let Some(k) = slot
             && let Some(a) = arrays[*k].take()
         {
