@@ -365,7 +365,15 @@ impl MlirLibrary {
         self.inner.image.get_or_init(|| image_segments(fp));
         let plan = Plan::new(&ty)?;
         Ok(MlirFunction {
-            inner: Arc::new(FnInner { lib: self.inner.clone(), name: name.to_owned(), ty, decl, fp, plan }),
+            inner: Arc::new(FnInner {
+                lib: self.inner.clone(),
+                name: name.to_owned(),
+                ty,
+                decl,
+                fp,
+                plan,
+                arg_names: None,
+            }),
         })
     }
 }
@@ -385,6 +393,7 @@ enum Ret {
     Packed,
 }
 
+#[derive(Clone)]
 struct ArgPlan {
     ty: MlirType,
     loc: Loc,
@@ -397,6 +406,7 @@ struct ArgPlan {
 }
 
 /// Everything about a call that does not depend on the arguments.
+#[derive(Clone)]
 struct Plan {
     args: Vec<ArgPlan>,
     ret: Ret,
@@ -503,6 +513,31 @@ struct FnInner {
     decl: Option<FuncDecl>,
     fp: usize,
     plan: Plan,
+    /// What error messages call each argument (`None`: "argument i").
+    arg_names: Option<Arc<[String]>>,
+}
+
+impl FnInner {
+    fn label(&self, index: usize) -> ArgLabel<'_> {
+        ArgLabel { index, name: self.arg_names.as_ref().and_then(|n| n.get(index)).map(String::as_str) }
+    }
+}
+
+/// How error messages name an argument: `argument 2`, or with a name given
+/// by the caller (an index path), `input ["w"] (argument 2)`.
+#[derive(Clone, Copy, Debug)]
+struct ArgLabel<'a> {
+    index: usize,
+    name: Option<&'a str>,
+}
+
+impl std::fmt::Display for ArgLabel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.name {
+            Some(n) => write!(f, "{n} (argument {})", self.index),
+            None => write!(f, "argument {}", self.index),
+        }
+    }
 }
 
 /// A `_mlir_ciface_` function of a loaded library, with its type. Cheap to
@@ -553,6 +588,31 @@ impl MlirFunction {
     /// The library it belongs to.
     pub fn library(&self) -> MlirLibrary {
         MlirLibrary { inner: self.inner.lib.clone() }
+    }
+
+    /// The same function with names for its arguments in error messages
+    /// (for example the index paths of a structured function's leaves):
+    /// `input ["w"] (argument 2) (memref<4xf32>): …` instead of `argument 2 …`.
+    pub fn with_argument_names(&self, names: Vec<String>) -> Result<MlirFunction, Error> {
+        let f = &self.inner;
+        if names.len() != f.plan.args.len() {
+            return Err(Error::Mismatch {
+                context: format!("number of argument names of @{}", f.name),
+                expected: f.plan.args.len().to_string(),
+                got: names.len().to_string(),
+            });
+        }
+        Ok(MlirFunction {
+            inner: Arc::new(FnInner {
+                lib: f.lib.clone(),
+                name: f.name.clone(),
+                ty: f.ty.clone(),
+                decl: f.decl.clone(),
+                fp: f.fp,
+                plan: f.plan.clone(),
+                arg_names: Some(names.into()),
+            }),
+        })
     }
 
     /// The address of `_mlir_ciface_<name>`.
@@ -666,6 +726,7 @@ fn bind_checks(f: &FnInner, s: &mut Scratch, args: &mut [Arg<'_, '_>]) -> Result
         });
     }
     for (i, (ap, arg)) in f.plan.args.iter().zip(args.iter()).enumerate() {
+        let i = f.label(i);
         match (&ap.ty, arg) {
             (MlirType::MemRef(m), Arg::Array(a)) => {
                 let w = &mut s.words[ap.at..ap.at + 3 + 2 * m.rank()];
@@ -786,12 +847,12 @@ fn simple_args(args: &[Arg<'_, '_>]) -> bool {
     !args.iter().any(|a| matches!(a, Arg::Mut(_)))
 }
 
-fn arg_error(i: usize, t: &MlirType, msg: impl std::fmt::Display) -> Error {
-    Error::InvalidArgument(format!("argument {i} ({t}): {msg}"))
+fn arg_error(i: ArgLabel<'_>, t: &MlirType, msg: impl std::fmt::Display) -> Error {
+    Error::InvalidArgument(format!("{i} ({t}): {msg}"))
 }
 
 /// The register bits of scalar argument `i` of type `e`.
-fn scalar_bits(i: usize, t: &MlirType, e: ElementType, arg: &Arg<'_, '_>) -> Result<u64, Error> {
+fn scalar_bits(i: ArgLabel<'_>, t: &MlirType, e: ElementType, arg: &Arg<'_, '_>) -> Result<u64, Error> {
     use ScalarType as S;
     let range = |v: &dyn std::fmt::Display| arg_error(i, t, format!("{v} is out of range"));
     let s = match *arg {
@@ -800,7 +861,7 @@ fn scalar_bits(i: usize, t: &MlirType, e: ElementType, arg: &Arg<'_, '_>) -> Res
             let ok = got == e || (e == ElementType::Index && got == ElementType::Scalar(S::I64));
             if !ok {
                 return Err(Error::Mismatch {
-                    context: format!("type of argument {i}"),
+                    context: format!("type of {i}"),
                     expected: e.to_string(),
                     got: got.to_string(),
                 });
@@ -843,7 +904,7 @@ fn scalar_bits(i: usize, t: &MlirType, e: ElementType, arg: &Arg<'_, '_>) -> Res
     Ok(s.to_bits())
 }
 
-fn float_scalar(i: usize, t: &MlirType, st: ScalarType, f: f64) -> Result<Scalar, Error> {
+fn float_scalar(i: ArgLabel<'_>, t: &MlirType, st: ScalarType, f: f64) -> Result<Scalar, Error> {
     let s = match st {
         ScalarType::F64 => Scalar::F64(f),
         ScalarType::F32 => Scalar::F32(f as f32),
@@ -862,10 +923,10 @@ fn float_scalar(i: usize, t: &MlirType, st: ScalarType, f: f64) -> Result<Scalar
     Ok(s)
 }
 
-fn rank0_bits(i: usize, t: &MlirType, e: ElementType, a: &Array<'_>) -> Result<u64, Error> {
+fn rank0_bits(i: ArgLabel<'_>, t: &MlirType, e: ElementType, a: &Array<'_>) -> Result<u64, Error> {
     if a.dtype() != e.dtype() {
         return Err(Error::Mismatch {
-            context: format!("element type of rank-0 argument {i} ({t})"),
+            context: format!("element type of rank-0 {i} ({t})"),
             expected: e.dtype().to_string(),
             got: a.dtype().to_string(),
         });
@@ -954,22 +1015,23 @@ fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>]) -> Result<
     let words_ptr = s.words.as_mut_ptr();
     let ptr_of = |at: usize| words_ptr.wrapping_add(at) as u64;
     for (i, ((t, ap), arg)) in ty.inputs.iter().zip(&plan.args).zip(args.iter_mut()).enumerate() {
+        let li = f.label(i);
         let bits = match t {
-            MlirType::Scalar(e) => scalar_bits(i, t, *e, arg)?,
+            MlirType::Scalar(e) => scalar_bits(li, t, *e, arg)?,
             MlirType::MemRef(m) => {
                 let a: &Array<'_> = match arg {
                     Arg::Array(a) => a,
                     Arg::Mut(a) => {
-                        a.as_mut_ptr().map_err(|e| arg_error(i, t, e))?;
+                        a.as_mut_ptr().map_err(|e| arg_error(li, t, e))?;
                         a
                     }
-                    other => return Err(arg_error(i, t, format!("expected an array, got {}", other.kind()))),
+                    other => return Err(arg_error(li, t, format!("expected an array, got {}", other.kind()))),
                 };
                 let w = &mut s.words[ap.at..ap.at + 3 + 2 * m.rank()];
-                if !fill_descriptor(a, m, w).map_err(|e| arg_error(i, t, e))? {
-                    let c = convert_leaf(a, m, ap.oracle.as_ref(), &scope).map_err(|e| arg_error(i, t, e))?;
+                if !fill_descriptor(a, m, w).map_err(|e| arg_error(li, t, e))? {
+                    let c = convert_leaf(a, m, ap.oracle.as_ref(), &scope).map_err(|e| arg_error(li, t, e))?;
                     if !fill_descriptor(&c, m, w)? {
-                        return Err(arg_error(i, t, "the converted array does not fit its type"));
+                        return Err(arg_error(li, t, "the converted array does not fit its type"));
                     }
                     temps.push((i, c));
                 }
@@ -979,16 +1041,16 @@ fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>]) -> Result<
                 let a: &Array<'_> = match arg {
                     Arg::Array(a) => a,
                     Arg::Mut(a) => {
-                        a.as_mut_ptr().map_err(|e| arg_error(i, t, e))?;
+                        a.as_mut_ptr().map_err(|e| arg_error(li, t, e))?;
                         a
                     }
-                    other => return Err(arg_error(i, t, format!("expected an array, got {}", other.kind()))),
+                    other => return Err(arg_error(li, t, format!("expected an array, got {}", other.kind()))),
                 };
                 let m = unranked_type(*e, a.rank());
                 let n = 3 + 2 * a.rank();
                 let w = &mut s.words[dyn_at..dyn_at + n];
-                if !fill_descriptor(a, &m, w).map_err(|e| arg_error(i, t, e))? {
-                    let c = convert_leaf(a, &m, None, &scope).map_err(|e| arg_error(i, t, e))?;
+                if !fill_descriptor(a, &m, w).map_err(|e| arg_error(li, t, e))? {
+                    let c = convert_leaf(a, &m, None, &scope).map_err(|e| arg_error(li, t, e))?;
                     fill_descriptor(&c, &m, w)?;
                     temps.push((i, c));
                 }
@@ -1052,7 +1114,7 @@ fn bind_simple(f: &FnInner, s: &mut Scratch, args: &[Arg<'_, '_>]) -> Option<()>
                 }
                 base + 8 * ap.at as u64
             }
-            (MlirType::Scalar(e), a) => scalar_bits(i, &ap.ty, *e, a).ok()?,
+            (MlirType::Scalar(e), a) => scalar_bits(f.label(i), &ap.ty, *e, a).ok()?,
             _ => return None,
         };
         match ap.loc {
@@ -1288,7 +1350,7 @@ mod tests {
         let b = |s: &str, a: Arg<'_, '_>| {
             let ty = t(s);
             let MlirType::Scalar(e) = ty else { panic!() };
-            scalar_bits(0, &ty, e, &a).map_err(|e| e.to_string())
+            scalar_bits(ArgLabel { index: 0, name: None }, &ty, e, &a).map_err(|e| e.to_string())
         };
         assert_eq!(b("i8", Arg::Int(-1)).unwrap(), u64::MAX);
         assert_eq!(b("ui8", Arg::Int(255)).unwrap(), 255);

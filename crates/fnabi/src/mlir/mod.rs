@@ -1,8 +1,10 @@
 //! MLIR-compiled native code: reading function headers from `.mlir` text
 //! ([`signature`]), the MLIR types that cross the boundary ([`types`]),
 //! compiling `.mlir` to a shared library with Debian's tools ([`compile`]),
-//! and loading such a library and calling its `_mlir_ciface_` functions
-//! ([`call`]). Memref descriptors themselves live in [`crate::memref`].
+//! loading such a library and calling its `_mlir_ciface_` functions
+//! ([`call`]), and its functions as [`Function`](crate::Function)s bound
+//! through their ABI attributes ([`module`]). Memref descriptors themselves
+//! live in [`crate::memref`].
 //!
 //! ## How MLIR types map to the raw function ABI
 //!
@@ -21,12 +23,14 @@
 
 pub mod call;
 pub mod compile;
+pub mod module;
 pub mod signature;
 mod trampoline;
 pub mod types;
 
 pub use call::{Arg, BoundCall, MlirFunction, MlirLibrary, PreparedCall, Results, Scalar};
 pub use compile::{Compiler, Toolchain};
+pub use module::{MlirBackend, MlirModule};
 pub use signature::{AttrValue, FuncDecl, Visibility, find_function, parse_functions};
 pub use types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};
 
