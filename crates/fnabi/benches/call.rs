@@ -4,6 +4,11 @@
 //! of the same symbol with its argument bound once (`fnabi/first_f32`) and
 //! bound on every call (`fnabi/first_f32_rebind`). Same run, same library.
 //!
+//! `fnabi/dict8`: a whole structured call through [`fnabi::Function`] — a
+//! dict of 8 `f32[4]` arrays flattened by the function's `sip` signature
+//! into 8 descriptors, the call, and the one callee-allocated result array
+//! adopted (and freed when dropped) — with a prepared call.
+//!
 //! `cargo bench -p fnabi --bench call -- --warm-up-time 1 --measurement-time 3`
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -43,5 +48,20 @@ fn bench(c: &mut Criterion) {
     assert_eq!(p.call(&mut [Arg::Array(&x)]).unwrap().scalar(0), Some(fnabi::mlir::Scalar::F32(7.0)));
 }
 
-criterion_group!(benches, bench);
+fn bench_dict8(c: &mut Criterion) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mlir/sip_dict8.mlir");
+    // SAFETY: dict8 only reads its arguments and returns fresh memory.
+    let module = unsafe { fnabi::mlir::MlirModule::load(path) }.unwrap();
+    let f = module.function("dict8").unwrap();
+    let dict = fnabi::Value::dict(
+        (0..8).map(|k| (format!("k{k}"), fnabi::Value::from(Array::from_vec(&[4], vec![k as f32; 4]).unwrap()))),
+    );
+    let bound = fnabi::Value::Tuple(vec![dict]);
+    let mut p = f.prepare();
+    let check = p.call_bound(&bound).unwrap();
+    assert_eq!(check.as_array().unwrap().to_vec::<f32>().unwrap(), [28.0; 4]);
+    c.bench_function("fnabi/dict8", |b| b.iter(|| black_box(p.call_bound(black_box(&bound)).unwrap())));
+}
+
+criterion_group!(benches, bench, bench_dict8);
 criterion_main!(benches);

@@ -51,6 +51,11 @@ enum Release {
     Keep(#[allow(dead_code)] Box<dyn Any + Send + Sync>),
     /// Foreign memory released by a deleter.
     Custom(Option<Box<dyn FnOnce() + Send + Sync>>),
+    /// Memory from C's `malloc`, released with `free` of this pointer (the
+    /// start of the allocation, which may precede the buffer); the owner
+    /// (e.g. the library that allocated it) is kept alive until then.
+    #[cfg(unix)]
+    Malloc(*mut libc::c_void, #[allow(dead_code)] Option<Arc<dyn Any + Send + Sync>>),
     /// Nothing to release (empty or static memory).
     Nothing,
 }
@@ -66,7 +71,7 @@ pub struct HostBuffer {
 // SAFETY: a HostBuffer owns its memory (or keeps its owner alive) and exposes
 // it only through `&self` (read) or through `Array::as_mut_ptr`, which requires
 // unique ownership of the `Arc<HostBuffer>`; the owners kept in `Release` are
-// themselves `Send + Sync`.
+// themselves `Send + Sync`, and memory from C's malloc may be freed on any thread.
 unsafe impl Send for HostBuffer {}
 // SAFETY: see `Send`: shared access is read-only.
 unsafe impl Sync for HostBuffer {}
@@ -206,6 +211,29 @@ impl HostBuffer {
         HostBuffer { ptr, len, writable, release: Release::Custom(Some(deleter)) }
     }
 
+    /// Wraps memory allocated with C's `malloc` (for example a result that
+    /// MLIR code allocated): `ptr..ptr+len` lies in the allocation that starts
+    /// at `allocation`, which is released with `free(allocation)` when the
+    /// buffer is dropped; `keep_alive` (the library whose code allocated it,
+    /// say) is dropped after that. Unlike [`from_foreign`](Self::from_foreign)
+    /// this allocates nothing besides the buffer itself.
+    ///
+    /// # Safety
+    /// `allocation` must come from C's `malloc` (or `calloc`/`realloc`) and be
+    /// owned by this buffer alone from now on; `ptr..ptr+len` must lie inside
+    /// it, be valid for reads (and writes if `writable`), and not be written
+    /// by anyone else while the buffer lives.
+    #[cfg(unix)]
+    pub unsafe fn from_malloc(
+        allocation: NonNull<u8>,
+        ptr: NonNull<u8>,
+        len: usize,
+        writable: bool,
+        keep_alive: Option<Arc<dyn Any + Send + Sync>>,
+    ) -> HostBuffer {
+        HostBuffer { ptr, len, writable, release: Release::Malloc(allocation.as_ptr().cast(), keep_alive) }
+    }
+
     /// Start of the memory.
     pub fn as_ptr(&self) -> *const u8 {
         self.ptr.as_ptr()
@@ -250,6 +278,12 @@ impl Drop for HostBuffer {
                 if let Some(d) = deleter.take() {
                     d();
                 }
+            }
+            #[cfg(unix)]
+            Release::Malloc(p, _) => {
+                // SAFETY: `from_malloc`'s contract: `p` came from C's malloc
+                // and this buffer is its only owner.
+                unsafe { libc::free(*p) }
             }
             Release::Keep(_) | Release::Nothing => {}
         }

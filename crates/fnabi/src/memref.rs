@@ -533,8 +533,10 @@ pub unsafe fn adopt_results(
     inputs: &[InputMemory<'_>],
     static_ranges: &[(usize, usize)],
     keep_alive: Option<Arc<dyn std::any::Any + Send + Sync>>,
-) -> Result<Vec<Array<'static>>, Error> {
-    let mut items = Vec::with_capacity(returned.len());
+) -> Result<SmallVec<[Array<'static>; 2]>, Error> {
+    // Stack storage for the common case of a few results: adopting them
+    // allocates only the buffers that own callee memory.
+    let mut items: SmallVec<[Returned; 2]> = SmallVec::with_capacity(returned.len());
     for (i, (elem, d)) in returned.iter().enumerate() {
         let dtype = elem.dtype();
         let es = dtype.size();
@@ -586,7 +588,7 @@ pub unsafe fn adopt_results(
     }
 
     // One buffer per distinct callee allocation, spanning what its results touch.
-    let mut buffers: Vec<(usize, Option<Arc<HostBuffer>>)> = Vec::new();
+    let mut buffers: SmallVec<[(usize, Option<Arc<HostBuffer>>); 2]> = SmallVec::new();
     for it in &items {
         let Owner::Callee(a) = it.owner else { continue };
         if buffers.iter().any(|(p, _)| *p == a) {
@@ -605,18 +607,20 @@ pub unsafe fn adopt_results(
                 None
             }
             Some((lo, hi)) => {
-                let keep = keep_alive.clone();
-                let deleter = Box::new(move || {
-                    // SAFETY: `a` came from libc malloc in the callee and is
-                    // owned by this buffer alone (one buffer per allocation).
-                    unsafe { libc_free(a) };
-                    drop(keep);
-                });
-                // SAFETY: [lo, hi) lies in the callee's allocation `a` (caller
-                // contract), which stays valid until the deleter frees it; no
-                // one else holds it.
+                // SAFETY: `a` came from libc malloc in the callee and is owned
+                // by this buffer alone (one buffer per allocation; caller
+                // contract); [lo, hi) lies in it (a result's extent, checked
+                // above not to wrap) and stays valid until the buffer frees it.
+                // Both pointers are non-null: `a` is not 0 (Owner::Static) and
+                // `lo > 0` (checked when the range was computed).
                 let hb = unsafe {
-                    HostBuffer::from_foreign(std::ptr::NonNull::new_unchecked(lo as *mut u8), hi - lo, true, deleter)
+                    HostBuffer::from_malloc(
+                        std::ptr::NonNull::new_unchecked(a as *mut u8),
+                        std::ptr::NonNull::new_unchecked(lo as *mut u8),
+                        hi - lo,
+                        true,
+                        keep_alive.clone(),
+                    )
                 };
                 Some(Arc::new(hb))
             }
@@ -624,7 +628,7 @@ pub unsafe fn adopt_results(
         buffers.push((a, buf));
     }
 
-    let mut out = Vec::with_capacity(items.len());
+    let mut out = SmallVec::with_capacity(items.len());
     for it in items {
         let arr = match (&it.owner, it.range) {
             (_, None) => Array::zeros(it.dtype, &it.shape)?,

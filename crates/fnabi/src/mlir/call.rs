@@ -1165,8 +1165,8 @@ fn take_packed(
 ) -> Result<(), Error> {
     let base = words.as_ptr().cast::<u8>();
     let scratch_range = (base as usize, base as usize + total * 8);
-    let mut returned: Vec<(ElementType, DynMemRef)> = Vec::new();
-    let mut slots: Vec<Option<usize>> = Vec::with_capacity(f.ty.results.len());
+    let mut returned: SmallVec<[(ElementType, DynMemRef); 2]> = SmallVec::new();
+    let mut slots: SmallVec<[Option<usize>; 4]> = SmallVec::with_capacity(f.ty.results.len());
     let mut first_error = None;
     for (k, (t, &off)) in f.ty.results.iter().zip(&f.plan.result_offsets).enumerate() {
         // SAFETY: `off` + the field size lies inside the result struct at the
@@ -1216,7 +1216,7 @@ fn take_packed(
     if returned.is_empty() {
         return Ok(());
     }
-    let mut inputs: Vec<InputMemory<'_>> = Vec::new();
+    let mut inputs: SmallVec<[InputMemory<'_>; 16]> = SmallVec::new();
     for (i, (t, a)) in f.ty.inputs.iter().zip(args).enumerate() {
         if !t.is_memref() || temps.iter().any(|(k, _)| *k == i) {
             continue;
