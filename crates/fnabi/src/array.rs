@@ -235,26 +235,31 @@ impl HostBuffer {
     }
 
     /// Start of the memory.
+    #[inline]
     pub fn as_ptr(&self) -> *const u8 {
         self.ptr.as_ptr()
     }
 
     /// Length in bytes.
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// True for a zero-length buffer.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Whether the memory may be written.
+    #[inline]
     pub fn is_writable(&self) -> bool {
         self.writable
     }
 
     /// The bytes.
+    #[inline]
     pub fn as_bytes(&self) -> &[u8] {
         // SAFETY: ptr..ptr+len is valid for reads for the buffer's lifetime
         // (constructor contracts), and shared access is read-only.
@@ -326,6 +331,7 @@ unsafe impl Send for Storage<'_> {}
 unsafe impl Sync for Storage<'_> {}
 
 impl Storage<'_> {
+    #[inline]
     fn base(&self) -> *const u8 {
         match self {
             Storage::Shared(b) => b.as_ptr(),
@@ -334,6 +340,7 @@ impl Storage<'_> {
         }
     }
 
+    #[inline]
     fn len(&self) -> usize {
         match self {
             Storage::Shared(b) => b.len(),
@@ -354,6 +361,7 @@ pub struct Array<'a> {
 }
 
 /// Row-major (C order) strides in elements for `shape`.
+#[inline]
 pub fn c_strides(shape: &[usize]) -> DimVec<isize> {
     let mut strides: DimVec<isize> = smallvec::smallvec![0; shape.len()];
     let mut acc: isize = 1;
@@ -376,6 +384,7 @@ pub fn f_strides(shape: &[usize]) -> DimVec<isize> {
 }
 
 /// Number of elements of `shape`, overflow-checked.
+#[inline]
 pub fn element_count(shape: &[usize]) -> Result<usize, Error> {
     shape.iter().try_fold(1usize, |acc, &n| acc.checked_mul(n)).ok_or_else(|| overflow(shape))
 }
@@ -561,48 +570,77 @@ impl<'a> Array<'a> {
         Array::build(dtype, shape, strides, offset, Storage::Shared(buffer))
     }
 
+    /// An array over a shared buffer from parts that the caller has already
+    /// checked, without re-checking them (the hot path of adopting results
+    /// whose buffer was made to span exactly their extent).
+    ///
+    /// # Safety
+    /// `shape` and `strides` have the same length, the element count and
+    /// every byte extent fit in `isize`, every element addressed (from
+    /// `offset` with `strides` in elements) lies inside `buffer`, element
+    /// `[0, …, 0]` is aligned for `dtype`, and a bool array holds only 0/1.
+    pub(crate) unsafe fn from_parts(
+        dtype: DType,
+        shape: DimVec<usize>,
+        strides: DimVec<isize>,
+        offset: usize,
+        buffer: Arc<HostBuffer>,
+    ) -> Array<'static> {
+        debug_assert!(check_layout(dtype, &shape, &strides, offset, buffer.as_ptr(), buffer.len()).is_ok());
+        Array { dtype, shape, strides, offset, storage: Storage::Shared(buffer) }
+    }
+
     /// Element type.
+    #[inline]
     pub fn dtype(&self) -> DType {
         self.dtype
     }
 
     /// Extents, outermost first.
+    #[inline]
     pub fn shape(&self) -> &[usize] {
         &self.shape
     }
 
     /// Strides in elements (may be negative or zero).
+    #[inline]
     pub fn strides(&self) -> &[isize] {
         &self.strides
     }
 
     /// Number of dims.
+    #[inline]
     pub fn rank(&self) -> usize {
         self.shape.len()
     }
 
     /// Number of elements.
+    #[inline]
     pub fn len(&self) -> usize {
         // Checked at construction.
         self.shape.iter().product()
     }
 
     /// True when the array has no elements.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Bytes of a dense copy (`len * element size`).
+    #[inline]
     pub fn nbytes(&self) -> usize {
         self.len() * self.dtype.size()
     }
 
     /// Byte offset of element `[0, …, 0]` in the storage.
+    #[inline]
     pub fn byte_offset(&self) -> usize {
         self.offset
     }
 
     /// The shared buffer behind this array, if it has one (not borrowed).
+    #[inline]
     pub fn buffer(&self) -> Option<&Arc<HostBuffer>> {
         match &self.storage {
             Storage::Shared(b) => Some(b),
@@ -611,22 +649,26 @@ impl<'a> Array<'a> {
     }
 
     /// Start of the storage (element `[0, …, 0]` is at `base + byte_offset`).
+    #[inline]
     pub fn storage_ptr(&self) -> *const u8 {
         self.storage.base()
     }
 
     /// Length of the storage in bytes.
+    #[inline]
     pub fn storage_len(&self) -> usize {
         self.storage.len()
     }
 
     /// Pointer to element `[0, …, 0]`.
+    #[inline]
     pub fn as_ptr(&self) -> *const u8 {
         self.storage.base().wrapping_add(self.offset)
     }
 
     /// True when the memory may be written through this array right now:
     /// a mutable borrow, or a writable buffer held by nobody else.
+    #[inline]
     pub fn is_writable(&self) -> bool {
         match &self.storage {
             Storage::Shared(b) => b.is_writable() && Arc::strong_count(b) == 1 && Arc::weak_count(b) == 0,
@@ -647,6 +689,7 @@ impl<'a> Array<'a> {
     }
 
     /// True when the elements are dense in row-major (C) order.
+    #[inline]
     pub fn is_c_contiguous(&self) -> bool {
         contiguous(&self.shape, &self.strides, c_strides(&self.shape).as_slice())
     }
@@ -657,6 +700,7 @@ impl<'a> Array<'a> {
     }
 
     /// The dense bytes in C order, when the array is C-contiguous.
+    #[inline]
     pub fn as_bytes(&self) -> Option<&[u8]> {
         if !self.is_c_contiguous() {
             return None;
@@ -667,6 +711,7 @@ impl<'a> Array<'a> {
     }
 
     /// The elements as a slice, when C-contiguous and of element type `T`.
+    #[inline]
     pub fn as_slice<T: Element>(&self) -> Option<&[T]> {
         if T::DTYPE != self.dtype {
             return None;
@@ -853,6 +898,7 @@ fn check_count(shape: &[usize], got: usize) -> Result<(), Error> {
     Ok(())
 }
 
+#[inline]
 fn contiguous(shape: &[usize], strides: &[isize], dense: &[isize]) -> bool {
     // Dims of extent 1 may have any stride; an empty array is contiguous.
     shape.contains(&0) || shape.iter().zip(strides).zip(dense).all(|((&n, &s), &d)| n == 1 || s == d)

@@ -274,6 +274,54 @@ fn mismatch(context: String, expected: impl ToString, got: impl ToString) -> Err
 /// start): it is valid while the array is.
 #[inline]
 pub fn fill_descriptor(array: &Array<'_>, ty: &MemRefType, out: &mut [i64]) -> Result<bool, Error> {
+    if fill_identity_fast(array, ty, out) {
+        return Ok(true);
+    }
+    fill_descriptor_general(array, ty, out)
+}
+
+/// The hot case of [`fill_descriptor`], small enough to inline: an identity
+/// layout and a non-empty array that fits it exactly (element type, rank,
+/// static dims, dense row-major). `false` means "ask the general path",
+/// which decides (and explains) everything else.
+#[inline(always)]
+fn fill_identity_fast(array: &Array<'_>, ty: &MemRefType, out: &mut [i64]) -> bool {
+    let rank = ty.dims.len();
+    let shape = array.shape();
+    let strides = array.strides();
+    if !matches!(ty.layout, MemRefLayout::Identity)
+        || array.dtype() != ty.element.dtype()
+        || shape.len() != rank
+        || out.len() != 3 + 2 * rank
+    {
+        return false;
+    }
+    let (head, dims) = out.split_at_mut(3);
+    let (sizes_out, strides_out) = dims.split_at_mut(rank);
+    let mut acc: i64 = 1;
+    for i in (0..rank).rev() {
+        let n = shape[i];
+        let fixed = match ty.dims[i] {
+            Dim::Static(s) => s as usize == n,
+            Dim::Dynamic => true,
+        };
+        if n == 0 || !fixed || (n != 1 && strides[i] as i64 != acc) {
+            return false;
+        }
+        sizes_out[i] = n as i64;
+        strides_out[i] = acc;
+        // Non-empty and validated: the element count fits in isize.
+        acc = acc.wrapping_mul(n as i64);
+    }
+    let base = array.storage_ptr() as i64;
+    head[0] = base;
+    head[1] = base.wrapping_add(array.byte_offset() as i64);
+    head[2] = 0;
+    true
+}
+
+#[inline(never)]
+fn fill_descriptor_general(array: &Array<'_>, ty: &MemRefType, out: &mut [i64]) -> Result<bool, Error> {
     let rank = ty.dims.len();
     if out.len() != 3 + 2 * rank {
         return Err(Error::InvalidArgument(format!(
@@ -471,6 +519,49 @@ pub struct InputMemory<'r> {
     pub allocated: usize,
 }
 
+/// The layout of a returned descriptor, checked: shape, strides, the
+/// address of element 0, and the absolute byte range it touches (`None`
+/// when empty). Errors for negative sizes, overflow, a range that wraps the
+/// address space, misaligned data.
+pub(crate) fn describe_result(i: usize, dtype: DType, d: &DynMemRef) -> Result<ResultLayout, Error> {
+    let es = dtype.size();
+    let mut shape = DimVec::new();
+    for &n in d.sizes() {
+        shape.push(usize::try_from(n).map_err(|_| bad_result(i, format!("negative size {n}")))?);
+    }
+    let strides: DimVec<isize> = d.strides().iter().map(|&s| s as isize).collect();
+    let data = (d.offset() as isize)
+        .checked_mul(es as isize)
+        .and_then(|b| (d.aligned() as isize).checked_add(b))
+        .ok_or_else(|| bad_result(i, "offset overflows"))? as usize;
+    let extent = byte_extent(&shape, &strides, es).map_err(|e| bad_result(i, e))?;
+    let range = match extent {
+        None => None,
+        Some((lo, hi)) => {
+            let a = (data as isize).checked_add(lo).filter(|&a| a > 0);
+            let b = (data as isize).checked_add(hi);
+            match (a, b) {
+                (Some(a), Some(b)) => Some((a as usize, b as usize)),
+                _ => return Err(bad_result(i, "its extent wraps around the address space")),
+            }
+        }
+    };
+    if range.is_some() && !data.is_multiple_of(es) {
+        return Err(bad_result(i, format!("data at {data:#x} is not aligned to {es}-byte elements")));
+    }
+    Ok(ResultLayout { shape, strides, data, range })
+}
+
+/// The checked layout of a returned descriptor ([`describe_result`]).
+pub(crate) struct ResultLayout {
+    shape: DimVec<usize>,
+    strides: DimVec<isize>,
+    /// Address of element 0.
+    data: usize,
+    /// Absolute byte range touched (`None` when empty).
+    range: Option<(usize, usize)>,
+}
+
 /// Where a returned descriptor's memory belongs.
 enum Owner {
     /// Heap memory the callee allocated: free `allocated` when dropped.
@@ -534,36 +625,84 @@ pub unsafe fn adopt_results(
     static_ranges: &[(usize, usize)],
     keep_alive: Option<Arc<dyn std::any::Any + Send + Sync>>,
 ) -> Result<SmallVec<[Array<'static>; 2]>, Error> {
+    let mut out = SmallVec::with_capacity(returned.len());
+    // SAFETY: forwarded to the caller.
+    unsafe { adopt_results_into(returned, inputs, static_ranges, keep_alive, &mut |_, a| out.push(a)) }?;
+    Ok(out)
+}
+
+/// The common case of [`adopt_results_into`] without its bookkeeping: every
+/// returned descriptor is a distinct, non-empty allocation of the callee
+/// that is no input's storage and no static memory (a fresh `memref.alloc`).
+/// Then each becomes an array owning its allocation and is handed to `put`,
+/// and the result is `Ok(true)`. Otherwise nothing is taken and the result
+/// is `Ok(false)`: the general adoption must run. `inputs` are the byte
+/// ranges `[start, end)` of the arguments' storage.
+///
+/// # Safety
+/// As for [`adopt_results`].
+pub unsafe fn adopt_fresh_results(
+    returned: &[(ElementType, DynMemRef)],
+    inputs: &[(usize, usize)],
+    static_ranges: &[(usize, usize)],
+    keep_alive: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    put: &mut dyn FnMut(usize, Array<'static>),
+) -> Result<bool, Error> {
+    type Fresh = (DType, DimVec<usize>, DimVec<isize>, usize, usize, usize, usize);
+    let mut fresh: SmallVec<[Fresh; 2]> = SmallVec::new();
+    for (i, (elem, d)) in returned.iter().enumerate() {
+        let dtype = elem.dtype();
+        let allocated = d.allocated();
+        let ResultLayout { shape, strides, data, range } = describe_result(i, dtype, d)?;
+        let Some((lo, hi)) = range else { return Ok(false) };
+        let is_static = allocated == GLOBAL_SENTINEL
+            || allocated == 0
+            || static_ranges.iter().any(|&(a, b)| allocated >= a && allocated < b);
+        let aliases = inputs.iter().any(|&(a, b)| allocated == a || (lo < b && hi > a));
+        if is_static || aliases || fresh.iter().any(|f| f.3 == allocated) {
+            return Ok(false);
+        }
+        fresh.push((dtype, shape, strides, allocated, data, lo, hi));
+    }
+    for (i, (dtype, shape, strides, allocated, data, lo, hi)) in fresh.into_iter().enumerate() {
+        // SAFETY: `allocated` is a distinct callee allocation from libc malloc,
+        // ours now (caller contract), not 0 and not static (checked above);
+        // [lo, hi) is this result's extent (overflow-checked, lo > 0), inside it.
+        let buf = unsafe {
+            HostBuffer::from_malloc(
+                std::ptr::NonNull::new_unchecked(allocated as *mut u8),
+                std::ptr::NonNull::new_unchecked(lo as *mut u8),
+                hi - lo,
+                true,
+                keep_alive.clone(),
+            )
+        };
+        // SAFETY: the buffer spans exactly the result's extent; its data is
+        // aligned and its shape fits `isize` (`describe_result`).
+        put(i, unsafe { Array::from_parts(dtype, shape, strides, data - lo, Arc::new(buf)) });
+    }
+    Ok(true)
+}
+
+/// [`adopt_results`] handing each array to `put(result index, array)` as
+/// soon as it is made, instead of collecting them (the hot path of a call:
+/// an array is written once, into its final place).
+///
+/// # Safety
+/// As for [`adopt_results`].
+pub unsafe fn adopt_results_into(
+    returned: &[(ElementType, DynMemRef)],
+    inputs: &[InputMemory<'_>],
+    static_ranges: &[(usize, usize)],
+    keep_alive: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    put: &mut dyn FnMut(usize, Array<'static>),
+) -> Result<(), Error> {
     // Stack storage for the common case of a few results: adopting them
     // allocates only the buffers that own callee memory.
     let mut items: SmallVec<[Returned; 2]> = SmallVec::with_capacity(returned.len());
     for (i, (elem, d)) in returned.iter().enumerate() {
         let dtype = elem.dtype();
-        let es = dtype.size();
-        let mut shape = DimVec::new();
-        for &n in d.sizes() {
-            shape.push(usize::try_from(n).map_err(|_| bad_result(i, format!("negative size {n}")))?);
-        }
-        let strides: DimVec<isize> = d.strides().iter().map(|&s| s as isize).collect();
-        let data = (d.offset() as isize)
-            .checked_mul(es as isize)
-            .and_then(|b| (d.aligned() as isize).checked_add(b))
-            .ok_or_else(|| bad_result(i, "offset overflows"))? as usize;
-        let extent = byte_extent(&shape, &strides, es).map_err(|e| bad_result(i, e))?;
-        let range = match extent {
-            None => None,
-            Some((lo, hi)) => {
-                let a = (data as isize).checked_add(lo).filter(|&a| a > 0);
-                let b = (data as isize).checked_add(hi);
-                match (a, b) {
-                    (Some(a), Some(b)) => Some((a as usize, b as usize)),
-                    _ => return Err(bad_result(i, "its extent wraps around the address space")),
-                }
-            }
-        };
-        if range.is_some() && !data.is_multiple_of(es) {
-            return Err(bad_result(i, format!("data at {data:#x} is not aligned to {es}-byte elements")));
-        }
+        let ResultLayout { shape, strides, data, range } = describe_result(i, dtype, d)?;
         let allocated = d.allocated();
         let in_static = static_ranges.iter().any(|&(lo, hi)| allocated >= lo && allocated < hi);
         let owner = if allocated == GLOBAL_SENTINEL || allocated == 0 || in_static {
@@ -628,15 +767,18 @@ pub unsafe fn adopt_results(
         buffers.push((a, buf));
     }
 
-    let mut out = SmallVec::with_capacity(items.len());
-    for it in items {
+    for (i, it) in items.into_iter().enumerate() {
         let arr = match (&it.owner, it.range) {
             (_, None) => Array::zeros(it.dtype, &it.shape)?,
             (Owner::Callee(a), Some(_)) => {
                 let buf = buffers.iter().find(|(p, _)| p == a).and_then(|(_, b)| b.clone());
                 let buf = buf.ok_or_else(|| Error::InvalidArgument("lost a result buffer".into()))?;
                 let off = it.data - buf.as_ptr() as usize;
-                Array::from_buffer(it.dtype, &it.shape, Some(&it.strides), buf, off)?
+                // SAFETY: the buffer spans the union of the extents of its
+                // allocation's results (computed above with overflow checks),
+                // so this result's elements lie inside it; its data is aligned
+                // (checked above) and its shape fits `isize` (`byte_extent`).
+                unsafe { Array::from_parts(it.dtype, it.shape, it.strides, off, buf) }
             }
             (Owner::Input(k), Some(_)) => {
                 let src = inputs[*k].array;
@@ -660,9 +802,9 @@ pub unsafe fn adopt_results(
                 Array::from_bytes(it.dtype, &it.shape, Some(&it.strides), bytes, it.data - lo)?.to_contiguous()?
             }
         };
-        out.push(arr);
+        put(i, arr);
     }
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]

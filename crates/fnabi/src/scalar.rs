@@ -64,6 +64,7 @@ impl ScalarType {
     const SIZES: [usize; 12] = [4, 2, 8, 2, 1, 2, 4, 8, 1, 2, 4, 8];
 
     /// The ABI code (0–11).
+    #[inline]
     pub const fn code(self) -> u8 {
         self as u8
     }
@@ -75,6 +76,7 @@ impl ScalarType {
     /// assert_eq!(ScalarType::from_code(11), Some(ScalarType::U64));
     /// assert_eq!(ScalarType::from_code(12), None);
     /// ```
+    #[inline]
     pub const fn from_code(code: i64) -> Option<ScalarType> {
         if code < 0 || code > 11 {
             return None;
@@ -83,21 +85,25 @@ impl ScalarType {
     }
 
     /// Size of one element in bytes.
+    #[inline]
     pub const fn size(self) -> usize {
         Self::SIZES[self as usize]
     }
 
     /// The reference name used in human-readable signatures (`float32`, `sint8`, …).
+    #[inline]
     pub const fn name(self) -> &'static str {
         Self::NAMES[self as usize]
     }
 
     /// The short name (`f32`, `i8`, `bf16`, `u64`, …), as in MLIR/IREE text.
+    #[inline]
     pub const fn short_name(self) -> &'static str {
         Self::SHORT[self as usize]
     }
 
     /// True for the floating point types.
+    #[inline]
     pub const fn is_float(self) -> bool {
         matches!(self, ScalarType::F32 | ScalarType::F16 | ScalarType::F64 | ScalarType::BF16)
     }
@@ -190,6 +196,7 @@ impl DType {
     ];
 
     /// Size of one element in bytes.
+    #[inline]
     pub const fn size(self) -> usize {
         match self {
             DType::Scalar(s) => s.size(),
@@ -198,6 +205,7 @@ impl DType {
     }
 
     /// The ABI scalar type, `None` for `bool`.
+    #[inline]
     pub const fn scalar_type(self) -> Option<ScalarType> {
         match self {
             DType::Scalar(s) => Some(s),
@@ -206,6 +214,7 @@ impl DType {
     }
 
     /// The short name (`f32`, …, `bool`).
+    #[inline]
     pub const fn short_name(self) -> &'static str {
         match self {
             DType::Scalar(s) => s.short_name(),
@@ -214,6 +223,7 @@ impl DType {
     }
 
     /// The reference name (`float32`, …, `bool`).
+    #[inline]
     pub const fn name(self) -> &'static str {
         match self {
             DType::Scalar(s) => s.name(),
@@ -222,6 +232,7 @@ impl DType {
     }
 
     /// True for floating point types.
+    #[inline]
     pub const fn is_float(self) -> bool {
         match self {
             DType::Scalar(s) => s.is_float(),

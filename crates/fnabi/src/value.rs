@@ -53,6 +53,7 @@ impl<'a> Value<'a> {
     }
 
     /// The name of this value's kind, for messages (`"dict"`, `"array"`, …).
+    #[inline]
     pub fn kind(&self) -> &'static str {
         match self {
             Value::None => "None",
@@ -69,6 +70,7 @@ impl<'a> Value<'a> {
     }
 
     /// Looks up a key of a dict value.
+    #[inline]
     pub fn get(&self, key: &str) -> Option<&Value<'a>> {
         match self {
             Value::Dict(d) => d.get(key),
@@ -77,6 +79,7 @@ impl<'a> Value<'a> {
     }
 
     /// The items of a list or tuple.
+    #[inline]
     pub fn as_sequence(&self) -> Option<&[Value<'a>]> {
         match self {
             Value::List(v) | Value::Tuple(v) => Some(v),
@@ -85,6 +88,7 @@ impl<'a> Value<'a> {
     }
 
     /// The array, if this is one.
+    #[inline]
     pub fn as_array(&self) -> Option<&Array<'a>> {
         match self {
             Value::Array(a) => Some(a),
@@ -93,6 +97,7 @@ impl<'a> Value<'a> {
     }
 
     /// An array value (boxes the array).
+    #[inline]
     pub fn array(a: Array<'a>) -> Value<'a> {
         Value::Array(Box::new(a))
     }
@@ -166,16 +171,19 @@ impl<'a> Dict<'a> {
     }
 
     /// Number of entries.
+    #[inline]
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
     /// True when empty.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
     /// The value of `key`.
+    #[inline]
     pub fn get(&self, key: &str) -> Option<&Value<'a>> {
         self.entries.iter().find(|(k, _)| &**k == key).map(|(_, v)| v)
     }
@@ -207,6 +215,7 @@ impl<'a> Dict<'a> {
     }
 
     /// The entries in order, as a slice.
+    #[inline]
     pub fn entries(&self) -> &[(Key, Value<'a>)] {
         &self.entries
     }

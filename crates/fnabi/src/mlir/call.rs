@@ -38,7 +38,9 @@ use crate::array::Array;
 use crate::buffer::{BufferDescription, Cast, Decision, LayoutPreference, oracle};
 use crate::error::Error;
 use crate::memory::{Arena, ArenaScope};
-use crate::memref::{DynMemRef, InputMemory, MAX_RANK, adopt_results, convert_for, copy_into, fill_descriptor};
+use crate::memref::{
+    DynMemRef, InputMemory, MAX_RANK, adopt_fresh_results, adopt_results_into, convert_for, copy_into, fill_descriptor,
+};
 use crate::raw::{BufferType, Dim, RawType};
 use crate::scalar::ScalarType;
 use crate::value::Value;
@@ -419,6 +421,9 @@ struct Plan {
     has_unranked_args: bool,
     /// No unranked argument, no packed result: `bind_simple` may apply.
     simple: bool,
+    /// No unranked argument, packed results that are all scalars or ranked
+    /// memrefs: `bind_simple` applies, then `take_packed`.
+    simple_packed: bool,
     /// Where the result comes back.
     ret_reg: ReturnReg,
     /// The type of a register result.
@@ -494,6 +499,9 @@ impl Plan {
             full: n_float > 0 || n_stack > 0,
             has_unranked_args,
             simple: !has_unranked_args && !matches!(ret, Ret::Packed),
+            simple_packed: !has_unranked_args
+                && matches!(ret, Ret::Packed)
+                && !ty.results.iter().any(|t| matches!(t, MlirType::UnrankedMemRef(_))),
             ret_reg: match ret {
                 Ret::Reg(e) if e.is_float() => ReturnReg::Float,
                 _ => ReturnReg::Int,
@@ -665,9 +673,21 @@ impl PreparedCall {
     #[inline]
     pub fn call(&mut self, args: &mut [Arg<'_, '_>]) -> Result<Results<'_>, Error> {
         let f = &self.func.inner;
-        if f.plan.simple && simple_args(args) && bind_simple(f, &mut self.scratch, args).is_some() {
-            let bits = invoke_simple(f, &self.scratch);
-            return Ok(Results { outs: &mut self.scratch.outs, direct: f.plan.direct(bits) });
+        if (f.plan.simple || f.plan.simple_packed)
+            && simple_args(args)
+            && bind_simple(f, &mut self.scratch, args).is_some()
+        {
+            let s = &mut self.scratch;
+            if f.plan.simple {
+                let bits = invoke_simple(f, s);
+                return Ok(Results { outs: &mut s.outs, direct: f.plan.direct(bits) });
+            }
+            // Packed results: the result struct is at the start of the words.
+            s.frame.ints[0] = s.words.as_ptr() as u64;
+            invoke(f.fp, &s.frame, ReturnReg::Int);
+            s.outs.clear();
+            take_packed(f, &s.words, &mut s.outs, &[], args, f.plan.fixed_words)?;
+            return Ok(Results { outs: &mut s.outs, direct: None });
         }
         run(f, &mut self.scratch, args)
     }
@@ -812,6 +832,21 @@ impl Results<'_> {
                 *slot = other;
                 None
             }
+        }
+    }
+
+    /// Takes result `i` as a value (`None` past the end or when already taken).
+    pub fn take_value(&mut self, i: usize) -> Option<Result<Value<'static>, Error>> {
+        if let Some((e, bits)) = self.direct {
+            return (i == 0).then(|| {
+                self.direct = None;
+                Scalar::from_bits(e, bits).to_value()
+            });
+        }
+        match std::mem::replace(self.outs.get_mut(i)?, Out::Taken) {
+            Out::Scalar(s) => Some(s.to_value()),
+            Out::Array(a) => Some(Ok(Value::from(a))),
+            Out::Taken => None,
         }
     }
 
@@ -1100,7 +1135,7 @@ fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>]) -> Result<
 #[inline]
 fn bind_simple(f: &FnInner, s: &mut Scratch, args: &[Arg<'_, '_>]) -> Option<()> {
     let plan = &f.plan;
-    if !plan.simple || args.len() != plan.args.len() {
+    if !(plan.simple || plan.simple_packed) || args.len() != plan.args.len() {
         return None;
     }
     let words = s.words.as_mut_slice();
@@ -1216,6 +1251,36 @@ fn take_packed(
     if returned.is_empty() {
         return Ok(());
     }
+    let image = f.lib.image.get().map_or(&[][..], Vec::as_slice);
+    let keep: Arc<dyn std::any::Any + Send + Sync> = f.lib.clone();
+    // Returned descriptor k is result slot_of[k].
+    let mut slot_of: SmallVec<[usize; 4]> = SmallVec::new();
+    for (r, k) in slots.iter().enumerate() {
+        if k.is_some() {
+            slot_of.push(r);
+        }
+    }
+    let storage = |a: &Array<'_>| (a.storage_ptr() as usize, a.storage_ptr() as usize + a.storage_len());
+    let mut ranges: SmallVec<[(usize, usize); 16]> = SmallVec::new();
+    for a in args {
+        match a {
+            Arg::Array(a) => ranges.push(storage(a)),
+            Arg::Mut(a) => ranges.push(storage(a)),
+            _ => {}
+        }
+    }
+    for (_, c) in temps {
+        ranges.push(storage(c));
+    }
+    // SAFETY: the descriptors were just returned by the callee, which follows
+    // MLIR's conventions (the library's contract): callee memory comes from
+    // libc malloc and is ours now; `ranges` are the arguments' storage.
+    let done = unsafe {
+        adopt_fresh_results(&returned, &ranges, image, Some(keep.clone()), &mut |k, a| outs[slot_of[k]] = Out::Array(a))
+    }?;
+    if done {
+        return Ok(());
+    }
     let mut inputs: SmallVec<[InputMemory<'_>; 16]> = SmallVec::new();
     for (i, (t, a)) in f.ty.inputs.iter().zip(args).enumerate() {
         if !t.is_memref() || temps.iter().any(|(k, _)| *k == i) {
@@ -1231,20 +1296,10 @@ fn take_packed(
     for (_, c) in temps {
         inputs.push(InputMemory { array: c, allocated: c.storage_ptr() as usize });
     }
-    let image = f.lib.image.get().map_or(&[][..], Vec::as_slice);
-    let keep: Arc<dyn std::any::Any + Send + Sync> = f.lib.clone();
     // SAFETY: the descriptors were just returned by the callee, which follows
     // MLIR's conventions (the library's contract): callee memory comes from
     // libc malloc and is ours now; `inputs` are the arrays we passed.
-    let mut arrays =
-        unsafe { adopt_results(&returned, &inputs, image, Some(keep)) }?.into_iter().map(Some).collect::<Vec<_>>();
-    for (slot, out) in slots.iter().zip(outs.iter_mut()) {
-        if let Some(k) = slot
-            && let Some(a) = arrays[*k].take()
-        {
-            *out = Out::Array(a);
-        }
-    }
+    unsafe { adopt_results_into(&returned, &inputs, image, Some(keep), &mut |k, a| outs[slot_of[k]] = Out::Array(a)) }?;
     Ok(())
 }
 

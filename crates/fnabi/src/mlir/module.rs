@@ -268,6 +268,8 @@ impl MlirBackend {
         check_leaves(&name, "input", input_structure.as_ref(), n_in)?;
         let inputs = Plan::new(input_structure.as_ref())?;
         let results = match &sip {
+            // A lone leaf is the same as no structure: the one result itself.
+            Some(sip) if matches!(sip.results(), Some(Structure::Leaf(0))) && raw.results.len() == 1 => None,
             Some(sip) => {
                 check_leaves(&name, "result", sip.results(), raw.results.len())?;
                 Some(sip.result_plan()?)
@@ -465,8 +467,14 @@ impl PreparedBackend for MlirPrepared<'_> {
                 }
             })?);
         }
+        let no_destinations = dests.is_empty();
         args.extend(dests.iter_mut().map(Arg::Mut));
-        let returned = self.call.call(&mut args)?.into_values()?;
+        let mut results = self.call.call(&mut args)?;
+        if no_destinations && b.results.is_none() && results.len() == 1 {
+            // The common case of one result: no vector of values.
+            return results.take_value(0).unwrap_or(Ok(Value::None));
+        }
+        let returned = results.into_values()?;
         drop(args);
         let raw: Vec<Value<'static>> = if dests.is_empty() {
             returned

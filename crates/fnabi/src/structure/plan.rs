@@ -377,7 +377,11 @@ impl Plan {
                         if !(std::sync::Arc::ptr_eq(k, vk) || k == vk) {
                             break;
                         }
-                        self.flat(*child, vv, put).map_err(|e| e.within(PathKey::Name(k.clone())))?;
+                        match self.nodes[*child as usize] {
+                            // A dict of leaves (of arrays, typically): no recursion.
+                            Node::Leaf { slot } => put(slot, vv),
+                            _ => self.flat(*child, vv, put).map_err(|e| e.within(PathKey::Name(k.clone())))?,
+                        }
                         i += 1;
                     }
                     if i == edges.len() {
