@@ -1,7 +1,6 @@
 //! `fnabi inspect FILE`: what a compiled module declares. Dispatches on
 //! the file's kind (by content, then by extension): IREE `.vmfb` modules
-//! today; MLIR sources and shared libraries are recognized and reported as
-//! not supported yet.
+//! here; MLIR sources and shared libraries in [`crate::inspect_native`].
 
 use crate::CliError;
 use clap::Args;
@@ -14,8 +13,8 @@ use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct InspectArgs {
-    /// The module file: an IREE `.vmfb` (MLIR `.mlir` and shared libraries
-    /// `.so` are recognized but not supported yet).
+    /// The module file: an IREE `.vmfb`, an MLIR source `.mlir`, or a shared
+    /// library of MLIR-compiled code `.so`.
     file: PathBuf,
     /// Print a JSON description instead of text.
     #[arg(long)]
@@ -63,10 +62,14 @@ pub fn inspect(args: InspectArgs) -> Result<ExitCode, CliError> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Some(FileKind::Mlir) => Err(CliError(format!("{shown}: inspecting MLIR source files is not supported yet"))),
-        Some(FileKind::SharedLibrary) => Err(CliError(format!(
-            "{shown}: inspecting shared libraries (_mlir_ciface_ functions) is not supported yet"
-        ))),
+        Some(FileKind::Mlir) => {
+            print!("{}", crate::inspect_native::inspect_mlir(&args.file, &bytes, args.json)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(FileKind::SharedLibrary) => {
+            print!("{}", crate::inspect_native::inspect_library(&args.file, &bytes, args.json)?);
+            Ok(ExitCode::SUCCESS)
+        }
         None => Err(CliError(format!(
             "{shown}: cannot tell what kind of file this is (expected an IREE .vmfb, an MLIR .mlir or a shared library .so)"
         ))),

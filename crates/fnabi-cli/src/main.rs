@@ -10,6 +10,8 @@ use std::process::ExitCode;
 mod demangle;
 mod flatten;
 mod inspect;
+mod inspect_native;
+mod run;
 
 /// Function ABIs of compiled tensor functions: signatures, modules, calls.
 #[derive(Parser)]
@@ -29,6 +31,8 @@ enum Command {
     Flatten(flatten::FlattenArgs),
     /// Show what a compiled module declares: exports, calling conventions, reflection.
     Inspect(inspect::InspectArgs),
+    /// Call a function of a compiled module (.mlir, .so, .vmfb) and print its results.
+    Run(run::RunArgs),
 }
 
 /// A failure that ends the command: printed as one line on stderr.
@@ -47,6 +51,7 @@ fn main() -> ExitCode {
         Command::Mangle(args) => demangle::mangle(args),
         Command::Flatten(args) => flatten::flatten(args),
         Command::Inspect(args) => inspect::inspect(args),
+        Command::Run(args) => run::run(args),
     };
     match result {
         Ok(code) => code,
