@@ -38,9 +38,11 @@
 
 mod declaration;
 mod json;
+mod sip;
 mod tree;
 
 pub use declaration::{DeclParam, DeclType, Declaration, InvocationModel, Signedness};
+pub use sip::{raw_type_record, record_raw_type};
 pub use tree::{RecordStructure, records_to_structure, structure_to_records};
 
 use crate::scalar::DType;
