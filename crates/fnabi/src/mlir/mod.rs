@@ -2,7 +2,10 @@
 //! ([`signature`]), the MLIR types that cross the boundary ([`types`]),
 //! compiling `.mlir` to a shared library with Debian's tools ([`compile`]),
 //! and loading such a library and calling its `_mlir_ciface_` functions
-//! ([`call`]). Memref descriptors themselves live in [`crate::memref`].
+//! ([`call`]). The other direction — MLIR code calling external functions
+//! that Rust ([`host`]) or MLIR's runtime utilities ([`runtime_utils`])
+//! provide — is resolved in [`externals`]. Memref descriptors themselves
+//! live in [`crate::memref`].
 //!
 //! ## How MLIR types map to the raw function ABI
 //!
@@ -21,12 +24,18 @@
 
 pub mod call;
 pub mod compile;
+pub mod externals;
+pub mod host;
+pub mod runtime_utils;
 pub mod signature;
 mod trampoline;
 pub mod types;
 
 pub use call::{Arg, BoundCall, MlirFunction, MlirLibrary, PreparedCall, Results, Scalar};
-pub use compile::{Compiler, Toolchain};
+pub use compile::{Compiler, LinkInputs, Toolchain};
+pub use externals::{External, Externals, Provider};
+pub use host::{HostArgs, HostError, HostFunctions, HostPanic, HostResult};
+pub use runtime_utils::RuntimeUtils;
 pub use signature::{AttrValue, FuncDecl, Visibility, find_function, parse_functions};
 pub use types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};
 
@@ -76,6 +85,16 @@ pub enum MlirError {
     /// Calling compiled code is not supported on this platform.
     #[error("{0}")]
     Unsupported(String),
+    /// A host function that the module called failed or panicked (see
+    /// [`host`]); the module call returned normally and its results were
+    /// dropped.
+    #[error("host function @{name}: {source}")]
+    HostFunction {
+        /// The external function's name.
+        name: String,
+        /// What it returned, or a [`HostPanic`].
+        source: HostError,
+    },
 }
 
 impl MlirError {
