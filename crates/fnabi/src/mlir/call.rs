@@ -275,7 +275,10 @@ impl std::fmt::Debug for MlirLibrary {
 }
 
 impl MlirLibrary {
-    /// Loads a shared library (its initialisers run).
+    /// Loads a shared library (its initialisers run), resolving every
+    /// symbol it needs now (`RTLD_NOW`): a function nobody provides fails
+    /// the load, naming it. A library fnabi compiled with host functions
+    /// must be loaded with [`open_with_host`](MlirLibrary::open_with_host).
     ///
     /// # Safety
     /// Loading runs the library's code, and calls run its functions. The

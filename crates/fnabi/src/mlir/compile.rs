@@ -14,8 +14,12 @@
 //! ```
 //!
 //! `--llvm-request-c-wrappers` gives every function a `_mlir_ciface_`
-//! wrapper, with or without `llvm.emit_c_interface`. The result depends
-//! only on libc.
+//! wrapper, with or without `llvm.emit_c_interface` (external declarations
+//! included: the module calls them as `_mlir_ciface_<name>`). The result
+//! depends only on libc, unless [`LinkInputs`] add fnabi's C glue for the
+//! module's external functions (`cc -O2 -fPIC -c`) and MLIR's runtime
+//! libraries (linked `--as-needed`, with an rpath), see
+//! [`super::externals`].
 //!
 //! Results are cached in `$FNABI_CACHE_DIR`, else `$XDG_CACHE_HOME/fnabi`,
 //! else `~/.cache/fnabi`, under a 128-bit hash of the source, the pipeline,

@@ -4,6 +4,35 @@
 //! their results go back; loading a library and binding its host slots;
 //! and reporting a host function's failure from the module call that ran it.
 //!
+//! ```
+//! use fnabi::mlir::{Arg, HostFunctions, MlirLibrary};
+//! use fnabi::{Array, Value};
+//! let src = r#"
+//!   func.func private @clip(memref<?xf32>, f32) -> (memref<?xf32>, index)
+//!   func.func @run(%x: memref<?xf32>) -> (memref<?xf32>, index) {
+//!     %limit = arith.constant 2.0 : f32
+//!     %y, %n = func.call @clip(%x, %limit) : (memref<?xf32>, f32) -> (memref<?xf32>, index)
+//!     return %y, %n : memref<?xf32>, index
+//!   }"#;
+//! let mut host = HostFunctions::new();
+//! host.register("clip", |args| {
+//!     let limit = args.float(1)? as f32;
+//!     let x = args.array(0)?.to_vec::<f32>()?;
+//!     let clipped = x.iter().filter(|&&v| v > limit).count() as i64;
+//!     let y: Vec<f32> = x.iter().map(|v| v.min(limit)).collect();
+//!     Ok(vec![Value::from(Array::from_vec(&[y.len()], y)?), Value::Int(clipped)])
+//! });
+//! // SAFETY: the module writes only memory it allocates.
+//! let lib = unsafe { MlirLibrary::compile_with_host(src, &host)? };
+//! assert_eq!(lib.externals().to_string(), "provided: @clip (host function)");
+//! let x = Array::from_vec(&[4], vec![1.0f32, 3.0, -1.0, 5.0])?;
+//! let out = lib.function("run")?.call(&mut [Arg::Array(&x)])?;
+//! let Value::Array(y) = &out[0] else { unreachable!() };
+//! assert_eq!(y.to_vec::<f32>()?, [1.0, 2.0, -1.0, 2.0]);
+//! assert_eq!(out[1], Value::Int(2));
+//! # Ok::<(), fnabi::Error>(())
+//! ```
+//!
 //! How the module reaches a host function is described in
 //! [`super::externals`]: a generated trampoline per declaration calls one
 //! Rust entry through a slot of the module's own table, which fnabi fills
@@ -240,19 +269,31 @@ impl<'a> HostArgs<'a> {
     /// Argument `i`, an integer (`i1` is 0 or 1, `index` and unsigned types
     /// included; a `ui64` above `i64::MAX` is an error).
     pub fn int(&self, i: usize) -> Result<i64, Error> {
-        match self.scalar(i)?.to_value()? {
-            Value::Int(v) => Ok(v),
-            Value::Bool(b) => Ok(i64::from(b)),
-            _ => Err(self.error(i, "it is a float, not an integer")),
-        }
+        Ok(match self.scalar(i)? {
+            Scalar::Bool(b) => i64::from(b),
+            Scalar::I8(v) => v.into(),
+            Scalar::I16(v) => v.into(),
+            Scalar::I32(v) => v.into(),
+            Scalar::I64(v) | Scalar::Index(v) => v,
+            Scalar::U8(v) => v.into(),
+            Scalar::U16(v) => v.into(),
+            Scalar::U32(v) => v.into(),
+            Scalar::U64(v) => {
+                i64::try_from(v).map_err(|_| self.error(i, format!("{v} does not fit 64 signed bits")))?
+            }
+            _ => return Err(self.error(i, "it is a float, not an integer")),
+        })
     }
 
     /// Argument `i`, a float (`f16`, `bf16`, `f32` widened exactly).
     pub fn float(&self, i: usize) -> Result<f64, Error> {
-        match self.scalar(i)?.to_value()? {
-            Value::Float(v) => Ok(v),
-            _ => Err(self.error(i, "it is an integer, not a float")),
-        }
+        Ok(match self.scalar(i)? {
+            Scalar::F16(v) => v.to_f64(),
+            Scalar::BF16(v) => v.to_f64(),
+            Scalar::F32(v) => v.into(),
+            Scalar::F64(v) => v,
+            _ => return Err(self.error(i, "it is an integer, not a float")),
+        })
     }
 
     /// Argument `i` as a host value: an array view for a memref, else the
@@ -408,6 +449,8 @@ struct Slot {
     f: Arc<HostFunction>,
     /// Byte offsets of the packed result fields.
     offsets: Vec<usize>,
+    /// True when every result is a scalar (no allocation to stage).
+    scalar_results: bool,
 }
 
 /// A block from libc `malloc`/`calloc`, freed on drop unless released.
@@ -465,11 +508,39 @@ impl Slot {
     fn invoke(&self, words: &[u64], result: *mut c_void) -> Result<(), HostError> {
         let mut args = HostArgs { slot: self, words };
         let values = (self.f.f)(&mut args)?;
+        if self.scalar_results && values.len() == self.ty.results.len() {
+            // Nothing to allocate: convert and write each result directly
+            // (after a failure, the defaults overwrite what was written).
+            let packed = self.ty.results_packed();
+            for (k, (t, v)) in self.ty.results.iter().zip(&values).enumerate() {
+                let MlirType::Scalar(e) = t else { continue };
+                let bits = self.scalar_result(k, t, *e, v)?;
+                let at = if packed { self.offsets[k] } else { 0 };
+                // SAFETY: as in `commit`: the field lies in the result struct,
+                // or is the trampoline's one result word.
+                unsafe { write_bits(result.cast::<u8>().add(at), *e, bits, packed) };
+            }
+            return Ok(());
+        }
         let staged = self.stage(values)?;
         // SAFETY: `result` is where this declaration's results go (MLIR's
         // packed struct, or the trampoline's word for one scalar).
         unsafe { self.commit(staged, result) };
         Ok(())
+    }
+
+    /// The bits of scalar result `k` of type `e`.
+    fn scalar_result(&self, k: usize, t: &MlirType, e: ElementType, v: &Value<'_>) -> Result<u64, HostError> {
+        let arg = match v {
+            Value::Int(i) => Arg::Int(*i),
+            Value::Float(f) => Arg::Float(*f),
+            Value::Bool(b) => Arg::Bool(*b),
+            Value::Array(a) => Arg::Array(a),
+            _ => {
+                return Err(self.result_error(k, Error::InvalidArgument(format!("expected a scalar, got {}", v.kind()))));
+            }
+        };
+        scalar_bits(k, t, e, &arg).map_err(|err| self.result_error(k, Error::InvalidArgument(relabel(err, k))))
     }
 
     /// `result k (type): msg` (an [`Error::InvalidArgument`] gives its bare message).
@@ -494,16 +565,7 @@ impl Slot {
         for (k, (t, v)) in self.ty.results.iter().zip(&values).enumerate() {
             let not = |what: &str| Error::InvalidArgument(format!("expected {what}, got {}", v.kind()));
             out.push(match t {
-                MlirType::Scalar(e) => {
-                    let arg = match v {
-                        Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Array(_) => Arg::from_value(v),
-                        _ => Err(not("a scalar")),
-                    }
-                    .map_err(|e| self.result_error(k, e))?;
-                    let bits = scalar_bits(k, t, *e, &arg)
-                        .map_err(|e| self.result_error(k, Error::InvalidArgument(relabel(e, k))))?;
-                    Staged::Bits(*e, bits)
-                }
+                MlirType::Scalar(e) => Staged::Bits(*e, self.scalar_result(k, t, *e, v)?),
                 MlirType::MemRef(m) => {
                     let a = as_array(v).ok_or_else(|| self.result_error(k, not("an array")))?;
                     stage_ranked(a, m).map_err(|e| self.result_error(k, e))?
@@ -552,11 +614,8 @@ impl Slot {
             // struct (the offsets are its C layout), or is the one word.
             let field = unsafe { result.cast::<u8>().add(at) };
             match s {
-                Staged::Bits(e, bits) => {
-                    let n = if packed { e.size() } else { 8 };
-                    // SAFETY: see above.
-                    unsafe { std::ptr::copy_nonoverlapping(bits.to_le_bytes().as_ptr(), field, n) };
-                }
+                // SAFETY: see above.
+                Staged::Bits(e, bits) => unsafe { write_bits(field, e, bits, packed) },
                 Staged::Ranked(mut d, block) => {
                     let p = block.release();
                     let w = d.words_mut();
@@ -578,6 +637,17 @@ impl Slot {
             }
         }
     }
+}
+
+/// Writes a scalar result: `e.size()` bytes into a packed struct's field,
+/// or the whole word the trampoline returns.
+///
+/// # Safety
+/// `field` must be valid for writing that many bytes.
+unsafe fn write_bits(field: *mut u8, e: ElementType, bits: u64, packed: bool) {
+    let n = if packed { e.size() } else { 8 };
+    // SAFETY: as the caller guarantees.
+    unsafe { std::ptr::copy_nonoverlapping(bits.to_le_bytes().as_ptr(), field, n) };
 }
 
 /// The message of a scalar conversion error without its "argument k (t)"
@@ -608,13 +678,12 @@ fn stage_ranked(a: &Array<'_>, m: &MemRefType) -> Result<Staged, Error> {
     let mut w = DynMemRef::new(m.rank());
     // Checks element type, rank and static dims (the descriptor is discarded).
     fill_descriptor(a, m, w.words_mut())?;
-    let es = a.dtype().size();
     if m.layout == MemRefLayout::Identity {
         let block = Block::malloc(a.nbytes())?;
         let strides = c_strides(a.shape());
         // SAFETY: `a` is a validated view; the block holds nbytes, exactly
         // the dense row-major copy, and is fresh (no overlap).
-        unsafe { copy_elements(a.as_ptr(), a.strides(), block.0.cast(), &strides, a.shape(), es) };
+        unsafe { copy_dense(a, block.0.cast()) };
         let words = w.words_mut();
         words[..3].copy_from_slice(&[0, 0, 0]);
         let r = m.rank();
@@ -638,6 +707,21 @@ fn stage_ranked(a: &Array<'_>, m: &MemRefType) -> Result<Staged, Error> {
     Ok(Staged::Ranked(w, block))
 }
 
+/// Copies `a` into `dst` as a dense row-major array (one `memcpy` when it
+/// already is one).
+///
+/// # Safety
+/// `dst` must be valid for writing `a.nbytes()` bytes and not overlap `a`.
+unsafe fn copy_dense(a: &Array<'_>, dst: *mut u8) {
+    if a.is_c_contiguous() {
+        // SAFETY: a contiguous array's nbytes start at as_ptr (validated view).
+        unsafe { std::ptr::copy_nonoverlapping(a.as_ptr(), dst, a.nbytes()) };
+    } else {
+        // SAFETY: as the caller guarantees; `a` is a validated view.
+        unsafe { copy_elements(a.as_ptr(), a.strides(), dst, &c_strides(a.shape()), a.shape(), a.dtype().size()) };
+    }
+}
+
 /// A host array as an unranked result: dense data and a ranked descriptor,
 /// both `malloc`ed (MLIR's caller copies the descriptor and frees it).
 fn stage_unranked(a: &Array<'_>, e: ElementType) -> Result<Staged, Error> {
@@ -655,7 +739,7 @@ fn stage_unranked(a: &Array<'_>, e: ElementType) -> Result<Staged, Error> {
     let data = Block::malloc(a.nbytes())?;
     let strides = c_strides(a.shape());
     // SAFETY: as in `stage_ranked`.
-    unsafe { copy_elements(a.as_ptr(), a.strides(), data.0.cast(), &strides, a.shape(), a.dtype().size()) };
+    unsafe { copy_dense(a, data.0.cast()) };
     let desc = Block::malloc(8 * (3 + 2 * rank))?;
     let w = desc.0.cast::<i64>();
     // SAFETY: the descriptor block holds 3 + 2·rank words.
@@ -981,7 +1065,8 @@ pub(crate) unsafe fn load(path: &Path, decls: Vec<FuncDecl>, host: &HostFunction
             return Err(load_error(path, format!("it declares @{}: {}, its source {}", e.name, e.ty, d.ty)));
         }
         let offsets = e.ty.result_layout().0;
-        slots.push(Slot { name: e.name.clone(), ty: e.ty.clone(), f: f.clone(), offsets });
+        let scalar_results = !e.ty.results.iter().any(MlirType::is_memref);
+        slots.push(Slot { name: e.name.clone(), ty: e.ty.clone(), f: f.clone(), offsets, scalar_results });
         indices.push(k);
     }
     if !missing.is_empty() {
@@ -1111,5 +1196,84 @@ mod tests {
             "300 is out of range"
         );
         assert_eq!(relabel(Error::InvalidArgument("other".into()), 1), "other");
+    }
+
+    /// An array of `shape` (i32, values 0..), maybe transposed, maybe every
+    /// other row: the views a descriptor can describe.
+    fn arrays() -> impl proptest::strategy::Strategy<Value = Array<'static>> {
+        use proptest::prelude::*;
+        (proptest::collection::vec(0usize..5, 0..4), any::<bool>(), any::<bool>()).prop_map(|(shape, flip, step)| {
+            let n: usize = shape.iter().product();
+            let a = Array::from_vec(&shape, (0..n as i32).collect()).unwrap();
+            let mut v = a.view().into_owned().unwrap();
+            if flip && shape.len() > 1 {
+                let axes: Vec<usize> = (0..shape.len()).rev().collect();
+                v = v.permuted(&axes).unwrap().shared().unwrap();
+            }
+            if step && v.rank() > 0 && v.shape()[0] > 1 {
+                let mut sh = v.shape().to_vec();
+                sh[0] = sh[0].div_ceil(2);
+                let mut st = v.strides().to_vec();
+                st[0] *= 2;
+                v = v.restrided(&sh, &st, v.byte_offset()).unwrap().shared().unwrap();
+            }
+            v
+        })
+    }
+
+    proptest::proptest! {
+        /// Array -> descriptor (as fnabi passes it to MLIR) -> host view: the
+        /// same elements, for a fully dynamic strided type and, for dense
+        /// arrays, the identity layout.
+        #[test]
+        fn descriptor_views_round_trip(a in arrays()) {
+            let i32e = ElementType::Scalar(crate::ScalarType::I32);
+            let dims = vec![Dim::Dynamic; a.rank()];
+            let strided = MemRefType {
+                element: i32e,
+                dims: dims.clone(),
+                layout: MemRefLayout::Strided { strides: vec![None; a.rank()], offset: None },
+            };
+            let mut types = vec![strided];
+            if a.is_c_contiguous() {
+                types.push(MemRefType::new(i32e, dims));
+            }
+            for m in &types {
+                let mut d = DynMemRef::new(a.rank());
+                proptest::prop_assert!(fill_descriptor(&a, m, d.words_mut()).unwrap());
+                let v = view_of(&d, i32e, Some(m)).unwrap();
+                // SAFETY: the view lies inside `a`'s storage (what is checked here).
+                let bytes = unsafe { std::slice::from_raw_parts(v.start as *const u8, v.len) };
+                if v.len > 0 {
+                    let (lo, hi) = (a.storage_ptr() as usize, a.storage_ptr() as usize + a.storage_len());
+                    proptest::prop_assert!(v.start >= lo && v.start + v.len <= hi);
+                }
+                let back = Array::from_bytes(v.dtype, &v.shape, Some(&v.strides), bytes, v.offset).unwrap();
+                proptest::prop_assert_eq!(back.shape(), a.shape());
+                proptest::prop_assert_eq!(back.to_vec::<i32>().unwrap(), a.to_vec::<i32>().unwrap());
+            }
+        }
+
+        /// Any descriptor words: a view or an error, never a panic; a view's
+        /// bytes contain its element [0, …].
+        #[test]
+        fn arbitrary_descriptors_never_panic(
+            sizes in proptest::collection::vec(-2i64..6, 0..4),
+            strides in proptest::collection::vec(proptest::prelude::any::<i64>(), 4),
+            small in proptest::collection::vec(-9i64..9, 4),
+            offset in -40i64..40,
+            use_small in proptest::prelude::any::<bool>(),
+        ) {
+            let rank = sizes.len();
+            let st: Vec<i64> = if use_small { small[..rank].to_vec() } else { strides[..rank].to_vec() };
+            let d = desc(0x10_0000, offset, &sizes, &st);
+            let f64e = ElementType::Scalar(crate::ScalarType::F64);
+            if let Ok(v) = view_of(&d, f64e, None)
+                && v.len > 0
+            {
+                proptest::prop_assert!(v.offset + 8 <= v.len);
+                proptest::prop_assert_eq!(v.start + v.offset, (0x10_0000 + offset * 8) as usize);
+            }
+        }
     }
 }
