@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod demangle;
+mod externals;
 mod flatten;
 mod inspect;
 
@@ -29,6 +30,8 @@ enum Command {
     Flatten(flatten::FlattenArgs),
     /// Show what a compiled module declares: exports, calling conventions, reflection.
     Inspect(inspect::InspectArgs),
+    /// List the external functions an MLIR module declares and who provides each.
+    Externals(externals::ExternalsArgs),
 }
 
 /// A failure that ends the command: printed as one line on stderr.
@@ -47,6 +50,7 @@ fn main() -> ExitCode {
         Command::Mangle(args) => demangle::mangle(args),
         Command::Flatten(args) => flatten::flatten(args),
         Command::Inspect(args) => inspect::inspect(args),
+        Command::Externals(args) => externals::externals(args),
     };
     match result {
         Ok(code) => code,

@@ -325,6 +325,25 @@ fn modules_bind_the_same_name_to_different_host_functions() {
     let c = compile("host_op", &op(30)).unwrap();
     assert_eq!(c.function("call_op").unwrap().call(&mut [Arg::Int(1)]).unwrap(), [Value::Int(31)]);
     assert_eq!(fb.call(&mut [Arg::Int(1)]).unwrap(), [Value::Int(21)]);
+    // The private copies that the second instances load from are removed.
+    let dir = b.path().parent().unwrap();
+    let tag = format!(".fnabi-load-{}-", std::process::id());
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(&tag))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn prebuilt_libraries_without_the_glue_fail_to_load_naming_the_function() {
+    // Compiled without fnabi's glue: the external function is an undefined symbol.
+    let so = fnabi::mlir::Compiler::new().unwrap().compile(&source("host_op")).unwrap();
+    // SAFETY: loading fails before any of its code runs.
+    let e = unsafe { MlirLibrary::open_with_host(&so, None, &host_fns(0)) }.unwrap_err().to_string();
+    assert!(e.contains("undefined symbol: _mlir_ciface_host_op"), "{e}");
+    assert!(e.ends_with("see MlirLibrary::compile_with_host)"), "{e}");
 }
 
 #[test]

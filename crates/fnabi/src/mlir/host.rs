@@ -537,7 +537,9 @@ impl Slot {
             Value::Bool(b) => Arg::Bool(*b),
             Value::Array(a) => Arg::Array(a),
             _ => {
-                return Err(self.result_error(k, Error::InvalidArgument(format!("expected a scalar, got {}", v.kind()))));
+                return Err(
+                    self.result_error(k, Error::InvalidArgument(format!("expected a scalar, got {}", v.kind())))
+                );
             }
         };
         scalar_bits(k, t, e, &arg).map_err(|err| self.result_error(k, Error::InvalidArgument(relabel(err, k))))
@@ -931,7 +933,13 @@ fn open_native(path: &Path) -> Result<libloading::Library, Error> {
     // SAFETY: as above.
     let lib = unsafe { libloading::Library::new(&abs) };
     lib.map_err(|e| {
-        let msg = e.to_string();
+        // libloading keeps dlerror's text in the error's source.
+        let mut msg = e.to_string();
+        let mut src = std::error::Error::source(&e);
+        while let Some(s) = src {
+            msg.push_str(&format!(": {s}"));
+            src = s.source();
+        }
         let hint = if msg.contains("undefined symbol: _mlir_ciface_") {
             " (an external function of the module: fnabi binds host functions when it compiles the source, \
              see MlirLibrary::compile_with_host)"
@@ -1196,6 +1204,42 @@ mod tests {
             "300 is out of range"
         );
         assert_eq!(relabel(Error::InvalidArgument("other".into()), 1), "other");
+    }
+
+    #[test]
+    fn staged_results_have_the_layout_of_their_type() {
+        let a = Array::from_vec(&[2, 3], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+        // Identity: dense row-major, pointers relative to the block.
+        let Staged::Ranked(d, b) = stage_ranked(&a.permuted(&[1, 0]).unwrap(), &ty("memref<3x?xf32>")).unwrap() else {
+            panic!()
+        };
+        assert_eq!(d.words(), &[0, 0, 0, 3, 2, 2, 1]);
+        // SAFETY: the block holds the 6 floats just copied.
+        let got = unsafe { std::slice::from_raw_parts(b.0.cast::<f32>(), 6) };
+        assert_eq!(got, [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+        // Static column-major strides and a static offset: converted.
+        let m = ty("memref<2x3xf32, strided<[1, 2], offset: 1>>");
+        let Staged::Ranked(d, b) = stage_ranked(&a, &m).unwrap() else { panic!() };
+        assert_eq!(d.words()[2..], [1, 2, 3, 1, 2]);
+        let at = (d.words()[1] - d.words()[0]) as usize / 4 + 1;
+        // SAFETY: the block holds the converted storage (offset 1 + 6 elements).
+        let got = unsafe { std::slice::from_raw_parts(b.0.cast::<f32>().add(at), 6) };
+        assert_eq!(got, [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+        // Type errors.
+        let e = stage_ranked(&a, &ty("memref<2x4xf32>")).err().unwrap().to_string();
+        assert_eq!(e, "dim 1 of memref<2x4xf32>: expected 4, got 3");
+        let e = stage_ranked(&a, &ty("memref<?x?xi32>")).err().unwrap().to_string();
+        assert_eq!(e, "memref element type: expected i32, got f32");
+        let e = stage_unranked(&a, ElementType::Index).err().unwrap().to_string();
+        assert_eq!(e, "memref element type: expected i64, got f32");
+        let Staged::Unranked { desc, data, rank } = stage_unranked(&a, f32_elem()).unwrap() else { panic!() };
+        // SAFETY: a rank-2 descriptor block.
+        let w = unsafe { std::slice::from_raw_parts(desc.0.cast::<i64>(), 7) };
+        assert_eq!((rank, w[0], w[1], &w[2..]), (2, data.0 as i64, data.0 as i64, &[0, 2, 3, 3, 1][..]));
+    }
+
+    fn f32_elem() -> ElementType {
+        ElementType::Scalar(crate::ScalarType::F32)
     }
 
     /// An array of `shape` (i32, values 0..), maybe transposed, maybe every
