@@ -28,6 +28,13 @@
 //! calls the plain function; the ones the libraries export in C-interface
 //! form (`printMemrefF32`, …) need nothing but the link.
 //!
+//! A library that fnabi did not compile has no glue: its external
+//! functions are undefined symbols, and loading it (`RTLD_NOW`) fails with
+//! the loader's message naming the first one and a pointer to
+//! [`MlirLibrary::compile_with_host`](super::MlirLibrary::compile_with_host)
+//! — fnabi does not interpose symbols process-wide, so it never binds one
+//! name for every module at once.
+//!
 //! The glue is part of the compile cache key; it depends only on the
 //! declarations and on which of them are bound to host functions, not on
 //! the host functions themselves, so the cached library is reused across
