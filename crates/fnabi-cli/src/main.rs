@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod demangle;
+mod externals;
 mod flatten;
 mod inspect;
 mod inspect_native;
@@ -33,6 +34,8 @@ enum Command {
     Inspect(inspect::InspectArgs),
     /// Call a function of a compiled module (.mlir, .so, .vmfb) and print its results.
     Run(run::RunArgs),
+    /// List the external functions an MLIR module declares and who provides each.
+    Externals(externals::ExternalsArgs),
 }
 
 /// A failure that ends the command: printed as one line on stderr.
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
         Command::Flatten(args) => flatten::flatten(args),
         Command::Inspect(args) => inspect::inspect(args),
         Command::Run(args) => run::run(args),
+        Command::Externals(args) => externals::externals(args),
     };
     match result {
         Ok(code) => code,

@@ -129,7 +129,7 @@ impl Scalar {
 
     /// The register (or stack slot) bits: integers sign- or zero-extended,
     /// floats in the low bits.
-    fn to_bits(self) -> u64 {
+    pub(crate) fn to_bits(self) -> u64 {
         match self {
             Scalar::Bool(b) => u64::from(b),
             Scalar::I8(v) => v as i64 as u64,
@@ -148,7 +148,7 @@ impl Scalar {
     }
 
     /// The scalar of type `e` in the low bits of `bits`.
-    fn from_bits(e: ElementType, bits: u64) -> Scalar {
+    pub(crate) fn from_bits(e: ElementType, bits: u64) -> Scalar {
         use ScalarType as S;
         match e {
             ElementType::I1 => Scalar::Bool(bits & 1 == 1),
@@ -259,6 +259,9 @@ struct LibInner {
     decls: Vec<FuncDecl>,
     /// The library's loaded segments (memory that must never be freed).
     image: OnceLock<Vec<(usize, usize)>>,
+    /// What its external functions are bound to (host functions, runtime
+    /// utilities); dropped after `lib` is unloaded.
+    host: Option<Arc<super::host::Binding>>,
 }
 
 /// A loaded shared library of MLIR-compiled code.
@@ -277,7 +280,10 @@ impl std::fmt::Debug for MlirLibrary {
 }
 
 impl MlirLibrary {
-    /// Loads a shared library (its initialisers run).
+    /// Loads a shared library (its initialisers run), resolving every
+    /// symbol it needs now (`RTLD_NOW`): a function nobody provides fails
+    /// the load, naming it. A library fnabi compiled with host functions
+    /// must be loaded with [`open_with_host`](MlirLibrary::open_with_host).
     ///
     /// # Safety
     /// Loading runs the library's code, and calls run its functions. The
@@ -303,24 +309,77 @@ impl MlirLibrary {
     }
 
     /// Compiles `mlir_source` with fnabi's pipeline (cached, see
-    /// [`Compiler`](super::Compiler)) and loads the result.
+    /// [`Compiler`](super::Compiler)) and loads the result. External
+    /// functions it declares must be MLIR runtime utilities (see
+    /// [`compile_with_host`](MlirLibrary::compile_with_host)).
     ///
     /// # Safety
     /// Calls run the source's code, which must write only into memrefs
     /// passed as [`Arg::Mut`] or that it allocated itself.
     pub unsafe fn compile(mlir_source: &str) -> Result<MlirLibrary, Error> {
-        let so = super::Compiler::new()?.compile(mlir_source)?;
+        // SAFETY: forwarded to the caller.
+        unsafe { Self::compile_with_host(mlir_source, &super::HostFunctions::new()) }
+    }
+
+    /// Compiles `mlir_source` with its external functions bound to `host`
+    /// functions or MLIR's runtime utilities (see [`super::externals`]), and
+    /// loads the result. An external function that the code calls and
+    /// neither provides is an error before the library is loaded (a
+    /// declaration that nothing calls needs no provider).
+    ///
+    /// # Safety
+    /// As for [`compile`](MlirLibrary::compile).
+    pub unsafe fn compile_with_host(mlir_source: &str, host: &super::HostFunctions) -> Result<MlirLibrary, Error> {
+        let compiler = super::Compiler::new()?;
+        let runtime = super::RuntimeUtils::for_toolchain(compiler.toolchain())?;
+        let decls = parse_functions(mlir_source)?;
+        let mut externals = super::Externals::resolve(&decls, host, &runtime)?;
+        let so = compiler.compile_with(mlir_source, &externals.link_inputs(&runtime))?;
+        externals.mark_references(&so)?;
+        externals.check()?;
         // SAFETY: compiled from this source just now; the rest is the caller's.
-        unsafe { Self::open_with_source(so, mlir_source) }
+        unsafe { super::host::load(&so, decls, host) }
+    }
+
+    /// Loads a shared library whose external functions (host slots, from
+    /// fnabi's glue) are bound to `host` functions; its functions are typed
+    /// by `mlir_source` when given.
+    ///
+    /// # Safety
+    /// As for [`open_with_source`](MlirLibrary::open_with_source).
+    pub unsafe fn open_with_host(
+        path: impl AsRef<Path>,
+        mlir_source: Option<&str>,
+        host: &super::HostFunctions,
+    ) -> Result<MlirLibrary, Error> {
+        let decls = mlir_source.map(parse_functions).transpose()?.unwrap_or_default();
+        // SAFETY: forwarded to the caller.
+        unsafe { super::host::load(path.as_ref(), decls, host) }
     }
 
     unsafe fn open_with_decls(path: &Path, decls: Vec<FuncDecl>) -> Result<MlirLibrary, Error> {
-        // A bare file name would make dlopen search the system paths.
-        let abs = if path.components().count() == 1 { Path::new(".").join(path) } else { path.to_path_buf() };
-        // SAFETY: the caller accepts running the library's initialisers.
-        let lib = unsafe { libloading::Library::new(&abs) }
-            .map_err(|e| MlirError::Load(format!("cannot load {}: {e}", path.display())))?;
-        Ok(MlirLibrary { inner: Arc::new(LibInner { lib, path: path.to_path_buf(), decls, image: OnceLock::new() }) })
+        // SAFETY: forwarded to the caller.
+        unsafe { super::host::load(path, decls, &super::HostFunctions::new()) }
+    }
+
+    /// A library loaded by `host::load`.
+    pub(super) fn from_parts(
+        lib: libloading::Library,
+        path: PathBuf,
+        decls: Vec<FuncDecl>,
+        host: Option<Arc<super::host::Binding>>,
+    ) -> MlirLibrary {
+        MlirLibrary { inner: Arc::new(LibInner { lib, path, decls, image: OnceLock::new(), host }) }
+    }
+
+    /// Its external functions and who provides each (empty for a library
+    /// without fnabi's glue).
+    pub fn externals(&self) -> &super::Externals {
+        static NONE: OnceLock<super::Externals> = OnceLock::new();
+        match &self.inner.host {
+            Some(b) => b.externals(),
+            None => NONE.get_or_init(super::Externals::default),
+        }
     }
 
     /// The path it was loaded from.
@@ -534,9 +593,9 @@ impl FnInner {
 /// How error messages name an argument: `argument 2`, or with a name given
 /// by the caller (an index path), `input ["w"] (argument 2)`.
 #[derive(Clone, Copy, Debug)]
-struct ArgLabel<'a> {
-    index: usize,
-    name: Option<&'a str>,
+pub(crate) struct ArgLabel<'a> {
+    pub(crate) index: usize,
+    pub(crate) name: Option<&'a str>,
 }
 
 impl std::fmt::Display for ArgLabel<'_> {
@@ -673,7 +732,10 @@ impl PreparedCall {
     #[inline]
     pub fn call(&mut self, args: &mut [Arg<'_, '_>]) -> Result<Results<'_>, Error> {
         let f = &self.func.inner;
+        // Libraries with host bindings take the general path: it reports a
+        // host function's failure after the call.
         if (f.plan.simple || f.plan.simple_packed)
+            && f.lib.host.is_none()
             && simple_args(args)
             && bind_simple(f, &mut self.scratch, args).is_some()
         {
@@ -708,6 +770,12 @@ impl PreparedCall {
         if !f.plan.simple {
             return Err(Error::InvalidArgument(format!(
                 "@{} cannot be bound: it has unranked memref arguments or packed results",
+                f.name
+            )));
+        }
+        if f.lib.host.is_some() {
+            return Err(Error::InvalidArgument(format!(
+                "@{} cannot be bound: its module calls external functions, whose failures only `call` reports",
                 f.name
             )));
         }
@@ -887,7 +955,7 @@ fn arg_error(i: ArgLabel<'_>, t: &MlirType, msg: impl std::fmt::Display) -> Erro
 }
 
 /// The register bits of scalar argument `i` of type `e`.
-fn scalar_bits(i: ArgLabel<'_>, t: &MlirType, e: ElementType, arg: &Arg<'_, '_>) -> Result<u64, Error> {
+pub(crate) fn scalar_bits(i: ArgLabel<'_>, t: &MlirType, e: ElementType, arg: &Arg<'_, '_>) -> Result<u64, Error> {
     use ScalarType as S;
     let range = |v: &dyn std::fmt::Display| arg_error(i, t, format!("{v} is out of range"));
     let s = match *arg {
@@ -1110,7 +1178,16 @@ fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>]) -> Result<
         _ => ReturnReg::Int,
     };
 
+    let scope = f.lib.host.as_deref().map(super::host::CallScope::enter);
     let bits = invoke(f.fp, &s.frame, ret_reg);
+    if let Some(e) = scope.and_then(super::host::CallScope::finish) {
+        // A host function failed: free what the call returned, report it.
+        if matches!(plan.ret, Ret::Packed) {
+            let _ = take_packed(f, &s.words, &mut s.outs, &temps, args, total);
+            s.outs.clear();
+        }
+        return Err(e);
+    }
 
     // Destination arguments that went through a converted copy: write back.
     for (i, c) in &temps {

@@ -14,8 +14,12 @@
 //! ```
 //!
 //! `--llvm-request-c-wrappers` gives every function a `_mlir_ciface_`
-//! wrapper, with or without `llvm.emit_c_interface`. The result depends
-//! only on libc.
+//! wrapper, with or without `llvm.emit_c_interface` (external declarations
+//! included: the module calls them as `_mlir_ciface_<name>`). The result
+//! depends only on libc, unless [`LinkInputs`] add fnabi's C glue for the
+//! module's external functions (`cc -O2 -fPIC -c`) and MLIR's runtime
+//! libraries (linked `--as-needed`, with an rpath), see
+//! [`super::externals`].
 //!
 //! Results are cached in `$FNABI_CACHE_DIR`, else `$XDG_CACHE_HOME/fnabi`,
 //! else `~/.cache/fnabi`, under a 128-bit hash of the source, the pipeline,
@@ -63,6 +67,9 @@ pub struct Toolchain {
     pub full_version: String,
     /// The host target triple (`x86_64-pc-linux-gnu`).
     pub triple: String,
+    /// The version's library directory (`llvm-config --libdir`), where
+    /// MLIR's runtime utilities live (see [`super::runtime_utils`]).
+    pub libdir: PathBuf,
     mlir_opt: PathBuf,
     mlir_translate: PathBuf,
     opt: PathBuf,
@@ -128,7 +135,8 @@ impl Toolchain {
             })?;
             let full_version = run_capture(&config, &[OsStr::new("--version")], None)?;
             let triple = run_capture(&config, &[OsStr::new("--host-target")], None)?;
-            return Ok(Toolchain { version: v, full_version, triple, mlir_opt, mlir_translate, opt, llc, cc });
+            let libdir = PathBuf::from(run_capture(&config, &[OsStr::new("--libdir")], None)?);
+            return Ok(Toolchain { version: v, full_version, triple, libdir, mlir_opt, mlir_translate, opt, llc, cc });
         }
         let wanted: Vec<String> = versions.iter().map(|v| format!("mlir-opt-{v}")).collect();
         Err(MlirError::ToolsMissing(format!(
@@ -185,10 +193,19 @@ impl Compiler {
         &self.cache_dir
     }
 
-    /// Everything the compiled code depends on, as one text.
-    fn key_text(&self, source: &str) -> String {
+    /// Everything the compiled code depends on, as one text. Link inputs
+    /// (when there are any) come before the source, the glue with its
+    /// length, so no two inputs give the same text.
+    fn key_text(&self, source: &str, link: &LinkInputs) -> String {
+        let mut extra = String::new();
+        for lib in &link.libraries {
+            extra.push_str(&format!("link {}\n", lib.display()));
+        }
+        if let Some(glue) = &link.c_glue {
+            extra.push_str(&format!("glue {}\n{glue}\n", glue.len()));
+        }
         format!(
-            "fnabi-mlir-cache v1\nversion {}\ntriple {}\npipeline {}\n\n{source}",
+            "fnabi-mlir-cache v1\nversion {}\ntriple {}\npipeline {}\n{extra}\n{source}",
             self.tools.full_version,
             self.tools.triple,
             PIPELINE.join(" ")
@@ -197,12 +214,21 @@ impl Compiler {
 
     /// The cache key of `source`: 32 hex digits.
     pub fn cache_key(&self, source: &str) -> String {
-        format!("{:032x}", fnv1a_128(self.key_text(source).as_bytes()))
+        format!("{:032x}", fnv1a_128(self.key_text(source, &LinkInputs::default()).as_bytes()))
     }
 
     /// The shared library compiled from `source` (from the cache when there).
     pub fn compile(&self, source: &str) -> Result<PathBuf, Error> {
-        let key_text = self.key_text(source);
+        self.compile_with(source, &LinkInputs::default())
+    }
+
+    /// The shared library compiled from `source` and linked with `link`
+    /// (from the cache when there): the C glue is compiled with
+    /// `cc -O2 -fPIC -c`, the libraries are linked `--as-needed` (a
+    /// dependency only when the module uses one of their functions) with an
+    /// rpath to their directories.
+    pub fn compile_with(&self, source: &str, link: &LinkInputs) -> Result<PathBuf, Error> {
+        let key_text = self.key_text(source, link);
         let key = format!("{:032x}", fnv1a_128(key_text.as_bytes()));
         let dir = self.cache_dir.join("mlir");
         let so = dir.join(format!("lib{key}.so"));
@@ -231,13 +257,49 @@ impl Compiler {
             &["-O2", &triple, "--relocation-model=pic", "-filetype=obj", "module.bc", "-o", "module.o"].map(OsStr::new),
             Some(&tmp.0),
         )?;
-        run_capture(&t.cc, &["-shared", "-o", "lib.so", "module.o"].map(OsStr::new), Some(&tmp.0))?;
+        let mut link_args: Vec<std::ffi::OsString> = ["-shared", "-o", "lib.so", "module.o"].map(Into::into).to_vec();
+        if let Some(glue) = &link.c_glue {
+            std::fs::write(p("glue.c"), glue).map_err(|e| MlirError::io("writing glue.c", e))?;
+            run_capture(&t.cc, &["-O2", "-fPIC", "-c", "glue.c", "-o", "glue.o"].map(OsStr::new), Some(&tmp.0))?;
+            link_args.push("glue.o".into());
+        }
+        if !link.libraries.is_empty() {
+            link_args.push("-Wl,--as-needed".into());
+            link_args.extend(link.libraries.iter().map(|l| l.as_os_str().to_owned()));
+            link_args.push("-Wl,--no-as-needed".into());
+            let mut dirs: Vec<&Path> = link.libraries.iter().filter_map(|l| l.parent()).collect();
+            dirs.dedup();
+            for d in dirs {
+                let mut arg = std::ffi::OsString::from("-Wl,-rpath,");
+                arg.push(d);
+                link_args.push(arg);
+            }
+        }
+        let link_refs: Vec<&OsStr> = link_args.iter().map(|a| a.as_os_str()).collect();
+        run_capture(&t.cc, &link_refs, Some(&tmp.0))?;
         std::fs::write(p("key"), &key_text).map_err(|e| MlirError::io("writing the cache key", e))?;
         // Publish: key first, then the library, each by an atomic rename.
         std::fs::rename(p("key"), &key_file)
             .map_err(|e| MlirError::io(format!("renaming to {}", key_file.display()), e))?;
         std::fs::rename(p("lib.so"), &so).map_err(|e| MlirError::io(format!("renaming to {}", so.display()), e))?;
         Ok(so)
+    }
+}
+
+/// What is linked into a module's shared library besides its code.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LinkInputs {
+    /// C source compiled and linked in (fnabi's trampolines and shims for
+    /// the module's external functions, see [`super::externals`]).
+    pub c_glue: Option<String>,
+    /// Shared libraries (full paths), linked only where the module uses them.
+    pub libraries: Vec<PathBuf>,
+}
+
+impl LinkInputs {
+    /// True when nothing is linked besides the module's code.
+    pub fn is_empty(&self) -> bool {
+        self.c_glue.is_none() && self.libraries.is_empty()
     }
 }
 

@@ -3,7 +3,10 @@
 //! compiling `.mlir` to a shared library with Debian's tools ([`compile`]),
 //! loading such a library and calling its `_mlir_ciface_` functions
 //! ([`call`]), and its functions as [`Function`](crate::Function)s bound
-//! through their ABI attributes ([`module`]). Memref descriptors themselves
+//! through their ABI attributes ([`module`]). The other direction — MLIR
+//! code calling external functions that Rust ([`host`]) or MLIR's runtime
+//! utilities ([`runtime_utils`]) provide — is resolved in [`externals`].
+//! Memref descriptors themselves
 //! live in [`crate::memref`].
 //!
 //! ## How MLIR types map to the raw function ABI
@@ -23,14 +26,20 @@
 
 pub mod call;
 pub mod compile;
+pub mod externals;
+pub mod host;
 pub mod module;
+pub mod runtime_utils;
 pub mod signature;
 mod trampoline;
 pub mod types;
 
 pub use call::{Arg, BoundCall, MlirFunction, MlirLibrary, PreparedCall, Results, Scalar};
-pub use compile::{Compiler, Toolchain};
+pub use compile::{Compiler, LinkInputs, Toolchain};
+pub use externals::{External, Externals, Provider};
+pub use host::{HostArgs, HostError, HostFunctions, HostPanic, HostResult};
 pub use module::{MlirBackend, MlirModule};
+pub use runtime_utils::RuntimeUtils;
 pub use signature::{AttrValue, FuncDecl, Visibility, find_function, parse_functions};
 pub use types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};
 
@@ -80,6 +89,16 @@ pub enum MlirError {
     /// Calling compiled code is not supported on this platform.
     #[error("{0}")]
     Unsupported(String),
+    /// A host function that the module called failed or panicked (see
+    /// [`host`]); the module call returned normally and its results were
+    /// dropped.
+    #[error("host function @{name}: {source}")]
+    HostFunction {
+        /// The external function's name.
+        name: String,
+        /// What it returned, or a [`HostPanic`].
+        source: HostError,
+    },
 }
 
 impl MlirError {
