@@ -92,8 +92,14 @@ fn load_function(args: &RunArgs) -> Result<Function, CliError> {
         ModuleKind::Vmfb => load_vmfb(args),
         kind => {
             // SAFETY: running a module's code is what `fnabi run` is for;
-            // the user vouches for the module and its signature.
+            // the user vouches for the module and its signature. (A module
+            // that needs an external function nobody provides is refused
+            // here, naming it, before anything runs.)
             let module = unsafe { MlirModule::load(&args.module) }?;
+            let externals = module.library().externals();
+            if !externals.is_empty() {
+                eprintln!("fnabi: {} externals: {externals}", args.module.display());
+            }
             let name = match &args.function {
                 Some(f) => f.clone(),
                 None => {
@@ -271,6 +277,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     let mut out = stdout.lock();
     match args.output {
         Output::Json => writeln!(out, "{}", fnabi::json::to_string(&result))?,
+        // A function without results prints nothing.
+        Output::Text if matches!(result, Value::None) => {}
         Output::Text => {
             let structured = !matches!(&all[..], [(p, _)] if p.keys().is_empty());
             for (path, v) in &all {

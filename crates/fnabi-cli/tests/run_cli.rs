@@ -143,3 +143,22 @@ fn inspects_mlir_sources() {
         ":[\n  0=raw(0),\n  1:{\n    b=raw(2),\n    w=raw(1),\n  },\n],\n"
     );
 }
+
+#[test]
+fn lists_external_functions_and_refuses_missing_ones() {
+    let p = repo("crates/fnabi/tests/mlir/print_utils.mlir");
+    let (ok, out, err) = fnabi(&["run", p.to_str().unwrap(), "-f", "print2d", "-i", "2x3xf32=1 2.5 3 4 5 6"]);
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("Unranked Memref base@ = 0x"), "{out}");
+    assert!(lines[0].ends_with("rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data = "), "{out}");
+    assert_eq!(&lines[1..], ["[[1,   2.5,   3], ", " [4,   5,   6]]"]);
+    assert!(err.contains("externals: provided: @printMemrefF32 (libmlir_runner_utils.so."), "{err}");
+    let p = repo("crates/fnabi/tests/mlir/host_op.mlir");
+    let (ok, out, err) = fnabi(&["run", p.to_str().unwrap(), "-f", "call_op", "-i", "3"]);
+    assert!(!ok && out.is_empty());
+    assert_eq!(
+        err,
+        "fnabi: error: the module needs @host_op: (i64) -> (i64), which no host function or runtime library provides\n"
+    );
+}
