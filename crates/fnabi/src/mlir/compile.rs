@@ -133,9 +133,32 @@ impl Toolchain {
                     "no C compiler `{cc}` to link MLIR code into a shared library: apt-get install build-essential"
                 ))
             })?;
-            let full_version = run_capture(&config, &[OsStr::new("--version")], None)?;
-            let triple = run_capture(&config, &[OsStr::new("--host-target")], None)?;
-            let libdir = PathBuf::from(run_capture(&config, &[OsStr::new("--libdir")], None)?);
+            // One process answers all three (one line each, in order); its
+            // answer is remembered per binary (path, size, mtime), so a warm
+            // `fnabi run` spawns nothing.
+            let probe = ["--version", "--host-target", "--libdir"].map(OsStr::new);
+            let answer = match probe_cache(&config) {
+                Some((_, Some(known))) => known,
+                cached => {
+                    let answer = run_capture(&config, &probe, None)?;
+                    if let Some((file, _)) = cached {
+                        let tmp = file.with_extension(format!("tmp{}", std::process::id()));
+                        if std::fs::write(&tmp, &answer).is_ok() {
+                            let _ = std::fs::rename(&tmp, &file);
+                        }
+                    }
+                    answer
+                }
+            };
+            let mut lines = answer.lines().map(str::trim);
+            let (Some(full_version), Some(triple), Some(libdir)) = (lines.next(), lines.next(), lines.next()) else {
+                return Err(MlirError::ToolsMissing(format!(
+                    "{} {} printed {answer:?}, expected three lines",
+                    config.display(),
+                    probe.map(|p| p.to_string_lossy().into_owned()).join(" ")
+                )));
+            };
+            let (full_version, triple, libdir) = (full_version.to_owned(), triple.to_owned(), PathBuf::from(libdir));
             return Ok(Toolchain { version: v, full_version, triple, libdir, mlir_opt, mlir_translate, opt, llc, cc });
         }
         let wanted: Vec<String> = versions.iter().map(|v| format!("mlir-opt-{v}")).collect();
@@ -145,6 +168,20 @@ impl Toolchain {
             wanted.join(" or ")
         )))
     }
+}
+
+/// Where the probe answer of `llvm-config` at `config` is remembered (a
+/// file named by the binary's path, size and modification time), and the
+/// answer if it is there. `None` when the binary cannot be looked at.
+fn probe_cache(config: &Path) -> Option<(PathBuf, Option<String>)> {
+    let meta = std::fs::metadata(config).ok()?;
+    let mtime = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
+    let key = format!("{}\n{}\n{mtime}", config.display(), meta.len());
+    let dir = default_cache_dir().join("toolchain");
+    std::fs::create_dir_all(&dir).ok()?;
+    let file = dir.join(format!("{:032x}.txt", fnv1a_128(key.as_bytes())));
+    let known = std::fs::read_to_string(&file).ok().filter(|t| t.lines().count() == 3);
+    Some((file, known))
 }
 
 /// The default cache directory (see the module docs).
