@@ -32,7 +32,7 @@
 //!
 //! Integers must fit `Value::Int` (i64); u64 array elements may use the
 //! whole u64 range. Duplicate object keys are an error. Nesting is limited
-//! to [`MAX_DEPTH`](crate::structure::MAX_DEPTH) levels.
+//! to [`crate::structure::MAX_DEPTH`] levels.
 //!
 //! ```
 //! use fnabi::{json, Array, Value};

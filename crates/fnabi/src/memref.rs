@@ -451,7 +451,7 @@ pub fn convert_for(array: &Array<'_>, ty: &MemRefType) -> Result<Array<'static>,
 }
 
 /// Copies every element of a `shape` view at `src` (strides in elements,
-/// from element 0) to the view at `dst`.
+/// from element 0) to the view at `dst`, with the layout module's kernels.
 ///
 /// # Safety
 /// Both views must address only valid memory (reads at `src`, writes at
@@ -464,34 +464,9 @@ pub(crate) unsafe fn copy_elements(
     shape: &[usize],
     es: usize,
 ) {
-    if shape.contains(&0) {
-        return;
-    }
-    let rank = shape.len();
-    let es_i = es as isize;
-    let mut idx: DimVec<usize> = smallvec::smallvec![0; rank];
-    let (mut so, mut d_o) = (0isize, 0isize);
-    loop {
-        // SAFETY: (so, d_o) are offsets of one element in each view (the
-        // caller guarantees the views are valid and disjoint).
-        unsafe { std::ptr::copy_nonoverlapping(src.offset(so), dst.offset(d_o), es) };
-        let mut d = rank;
-        loop {
-            if d == 0 {
-                return;
-            }
-            d -= 1;
-            idx[d] += 1;
-            so += src_strides[d] * es_i;
-            d_o += dst_strides[d] * es_i;
-            if idx[d] < shape[d] {
-                break;
-            }
-            so -= src_strides[d] * es_i * shape[d] as isize;
-            d_o -= dst_strides[d] * es_i * shape[d] as isize;
-            idx[d] = 0;
-        }
-    }
+    let bytes = |s: &[isize]| -> DimVec<isize> { s.iter().map(|&v| v * es as isize).collect() };
+    // SAFETY: forwarded to the caller; the byte strides address the same elements.
+    unsafe { crate::layout::strided_copy(src, &bytes(src_strides), dst, &bytes(dst_strides), shape, es) }
 }
 
 /// Copies the elements of `src` into the writable array `dst` of the same
