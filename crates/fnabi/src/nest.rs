@@ -545,6 +545,55 @@ macro_rules! key_refuse {
     };
 }
 
+/// The compound-type methods of a serializer that accepts only keys
+/// (strings, integers, unit variants): each is a key error.
+macro_rules! key_only_compound_methods {
+    ($ok:ty) => {
+        fn serialize_newtype_variant<T: ?Sized + Serialize>(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: &T,
+        ) -> R<$ok> {
+            key_error()
+        }
+        fn serialize_seq(self, _: Option<usize>) -> R<Self::SerializeSeq> {
+            key_error()
+        }
+        fn serialize_tuple(self, _: usize) -> R<Self::SerializeTuple> {
+            key_error()
+        }
+        fn serialize_tuple_struct(self, _: &'static str, _: usize) -> R<Self::SerializeTupleStruct> {
+            key_error()
+        }
+        fn serialize_tuple_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: usize,
+        ) -> R<Self::SerializeTupleVariant> {
+            key_error()
+        }
+        fn serialize_map(self, _: Option<usize>) -> R<Self::SerializeMap> {
+            key_error()
+        }
+        fn serialize_struct(self, _: &'static str, _: usize) -> R<Self::SerializeStruct> {
+            key_error()
+        }
+        fn serialize_struct_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: usize,
+        ) -> R<Self::SerializeStructVariant> {
+            key_error()
+        }
+    };
+}
+
 impl Serializer for KeyText {
     type Ok = Key;
     type Error = StructureError;
@@ -576,48 +625,7 @@ impl Serializer for KeyText {
     fn serialize_newtype_struct<T: ?Sized + Serialize>(self, _n: &'static str, v: &T) -> R<Key> {
         v.serialize(self)
     }
-    fn serialize_newtype_variant<T: ?Sized + Serialize>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> R<Key> {
-        key_error()
-    }
-    fn serialize_seq(self, _: Option<usize>) -> R<Self::SerializeSeq> {
-        key_error()
-    }
-    fn serialize_tuple(self, _: usize) -> R<Self::SerializeTuple> {
-        key_error()
-    }
-    fn serialize_tuple_struct(self, _: &'static str, _: usize) -> R<Self::SerializeTupleStruct> {
-        key_error()
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> R<Self::SerializeTupleVariant> {
-        key_error()
-    }
-    fn serialize_map(self, _: Option<usize>) -> R<Self::SerializeMap> {
-        key_error()
-    }
-    fn serialize_struct(self, _: &'static str, _: usize) -> R<Self::SerializeStruct> {
-        key_error()
-    }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> R<Self::SerializeStructVariant> {
-        key_error()
-    }
+    key_only_compound_methods!(Key);
 }
 
 // ---------------------------------------------------------------------------
@@ -956,48 +964,7 @@ impl Serializer for KeyFinder<'_, '_, '_> {
     fn serialize_newtype_struct<T: ?Sized + Serialize>(self, _: &'static str, v: &T) -> R<usize> {
         v.serialize(self)
     }
-    fn serialize_newtype_variant<T: ?Sized + Serialize>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> R<usize> {
-        key_error()
-    }
-    fn serialize_seq(self, _: Option<usize>) -> R<Self::SerializeSeq> {
-        key_error()
-    }
-    fn serialize_tuple(self, _: usize) -> R<Self::SerializeTuple> {
-        key_error()
-    }
-    fn serialize_tuple_struct(self, _: &'static str, _: usize) -> R<Self::SerializeTupleStruct> {
-        key_error()
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> R<Self::SerializeTupleVariant> {
-        key_error()
-    }
-    fn serialize_map(self, _: Option<usize>) -> R<Self::SerializeMap> {
-        key_error()
-    }
-    fn serialize_struct(self, _: &'static str, _: usize) -> R<Self::SerializeStruct> {
-        key_error()
-    }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> R<Self::SerializeStructVariant> {
-        key_error()
-    }
+    key_only_compound_methods!(usize);
 }
 
 /// A map or struct at a node: walked along a dict node, else captured whole.

@@ -302,6 +302,18 @@ impl<'s> Cursor<'s> {
     }
 
     /// A word of identifier characters (may be empty).
+    /// A name: a quoted string or a bare word; an error naming `what` otherwise.
+    fn name(&mut self, what: &str) -> Result<String, MlirError> {
+        if self.peek() == Some(b'"') {
+            return self.string();
+        }
+        let n = self.bare_word();
+        if n.is_empty() {
+            return Err(self.error(format!("expected {what}{}", self.found())));
+        }
+        Ok(n.to_owned())
+    }
+
     fn bare_word(&mut self) -> &'s str {
         let start = self.pos;
         while self.peek().is_some_and(|b| is_ident_char(b) && b != b'-') {
@@ -403,15 +415,7 @@ impl<'s> Cursor<'s> {
             }
         }
         self.expect("@")?;
-        let name = if self.peek() == Some(b'"') {
-            self.string()?
-        } else {
-            let n = self.bare_word();
-            if n.is_empty() {
-                return Err(self.error(format!("expected a function name after `@`{}", self.found())));
-            }
-            n.to_owned()
-        };
+        let name = self.name("a function name after `@`")?;
         self.skip_trivia();
         let inputs = self.arg_list()?;
         self.skip_trivia();
@@ -701,15 +705,7 @@ impl<'s> Cursor<'s> {
         }
         loop {
             self.skip_trivia();
-            let key = if self.peek() == Some(b'"') {
-                self.string()?
-            } else {
-                let k = self.bare_word();
-                if k.is_empty() {
-                    return Err(self.error(format!("expected an attribute name{}", self.found())));
-                }
-                k.to_owned()
-            };
+            let key = self.name("an attribute name")?;
             self.skip_trivia();
             let value = if self.eat("=") {
                 self.skip_trivia();
