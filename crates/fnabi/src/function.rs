@@ -13,6 +13,7 @@
 //! ```no_run
 //! # fn main() -> Result<(), fnabi::Error> {
 //! use fnabi::{Array, Value};
+//! // SAFETY: running the module's code is the point; it writes only memory it allocates.
 //! let module = unsafe { fnabi::mlir::MlirModule::load("examples/mlp.mlir")? };
 //! let mlp = module.function("mlp")?;
 //! let x = Array::from_vec(&[1, 4], vec![1.0f32, 2.0, 3.0, 4.0])?;
