@@ -155,7 +155,7 @@ fn nested_deep_alpha_by_keyword_and_by_position() {
         assert_eq!(json::to_string(&out), expect, "int alpha");
         // Everything by keyword through call_value fails: the first
         // parameter has no name.
-        let e = f.call_value(json::from_str(&format!(r#"{{"alpha":3.0}}"#)).unwrap()).unwrap_err();
+        let e = f.call_value(json::from_str(r#"{"alpha":3.0}"#).unwrap()).unwrap_err();
         assert_eq!(e.to_string(), "missing argument 0");
     }
 }
