@@ -9,12 +9,13 @@
 //! signals completion. Prepared calls own one; plain calls borrow one from
 //! a small pool in the function.
 
-use crate::buffer::Staging;
 use crate::error::IreeError;
+use crate::fastpack::{self, Plan};
 use crate::ffi::{self, check, sys};
-use crate::list::{Marshal, OwnedRef, RtList, read_items};
+use crate::list::{Marshal, OwnedRef, RtList, RtSink, read_items};
 use crate::module::ModuleInner;
 use crate::runtime::DeviceHandle;
+use crate::staging::Staging;
 use fnabi::conventions::FunctionAbi;
 use fnabi::function::{Backend, PreparedBackend};
 use fnabi::reflection::InvocationModel;
@@ -32,6 +33,8 @@ pub(crate) struct CallState {
     semaphore: Option<(NonNull<sys::iree_hal_semaphore_t>, u64)>,
     /// Async functions: the (always reached) fence they wait on.
     wait_fence: Option<OwnedRef>,
+    /// The fast path's open lists (kept to reuse the allocation).
+    stack: Vec<(usize, RtList)>,
 }
 
 // SAFETY: every member is an owned, ref-counted IREE object (lists, buffers,
@@ -85,6 +88,7 @@ impl CallState {
             staging: Staging::default(),
             semaphore: None,
             wait_fence: None,
+            stack: Vec::new(),
         })
     }
 
@@ -167,6 +171,8 @@ pub(crate) struct IreeFunction {
     /// Names its parameters (then a dict given to `call_bound` is keyword
     /// arguments, not the one argument).
     named_params: bool,
+    /// The fast path's plan of the parameters, when it takes them all.
+    fast: Option<Vec<Plan>>,
     pool: Mutex<Vec<CallState>>,
 }
 
@@ -180,7 +186,9 @@ impl IreeFunction {
     pub(crate) fn new(module: Arc<ModuleInner>, index: usize, abi: FunctionAbi) -> IreeFunction {
         let function = module.function(&module.exports[index]);
         let named_params = abi.params().is_some_and(|ps| ps.iter().any(|p| p.name.is_some()));
-        IreeFunction { module, index, function, abi, named_params, pool: Mutex::new(Vec::new()) }
+        let export = &module.exports[index];
+        let fast = Plan::for_function(&abi, export.calling_convention(), abi.model().fence_args());
+        IreeFunction { module, index, function, abi, named_params, fast, pool: Mutex::new(Vec::new()) }
     }
 
     fn name_str(&self) -> &str {
@@ -207,39 +215,54 @@ impl IreeFunction {
         }
     }
 
-    /// One call with bound arguments.
-    fn run(&self, state: &mut CallState, args: &[Value<'_>]) -> Result<Value<'static>, Error> {
-        let packed = self.abi.pack_args(args)?;
-        let m = &*self.module;
+    /// Fills the argument list from bound arguments: through the fast path
+    /// when it takes them, else through `pack_args` (which also gives the
+    /// precise error for anything wrong).
+    fn marshal(&self, state: &mut CallState, args: &[Value<'_>]) -> Result<(), Error> {
+        let device = &self.module.device;
         state.inputs.clear();
         state.staging.begin();
-        let mut marshal = Marshal { device: &m.device, staging: &mut state.staging };
-        let mut pushed = Ok(());
-        for v in packed.items() {
-            pushed = marshal.push(&mut state.inputs, v);
-            if pushed.is_err() {
-                break;
+        if let Some(plans) = &self.fast {
+            let mut sink =
+                RtSink { device, staging: &mut state.staging, root: &mut state.inputs, stack: &mut state.stack };
+            let done = fastpack::pack(plans, args, &mut sink);
+            if !matches!(done, Ok(true)) {
+                sink.discard();
+                state.inputs.clear();
+                state.staging.begin();
+            }
+            match done {
+                Ok(true) => return Ok(()),
+                Ok(false) => {}
+                Err(e) => return Err(e),
             }
         }
-        drop(packed);
-        let fences = match (&pushed, self.abi.model()) {
-            (Ok(()), InvocationModel::CoarseFences) => Some(state.push_fences(&m.device)),
-            _ => None,
-        };
-        let fence = match (pushed, fences) {
-            (Err(e), _) => {
+        let packed = self.abi.pack_args(args)?;
+        let mut marshal = Marshal { device, staging: &mut state.staging };
+        for v in packed.items() {
+            marshal.push(&mut state.inputs, v)?;
+        }
+        Ok(())
+    }
+
+    /// One call with bound arguments.
+    fn run(&self, state: &mut CallState, args: &[Value<'_>]) -> Result<Value<'static>, Error> {
+        let m = &*self.module;
+        let prepared = self.marshal(state, args).and_then(|()| match self.abi.model() {
+            InvocationModel::CoarseFences => Ok(Some(state.push_fences(&m.device)?)),
+            InvocationModel::Sync => Ok(None),
+        });
+        let fence = match prepared {
+            Ok(f) => f,
+            Err(e) => {
                 state.inputs.clear();
+                state.staging.end();
                 return Err(e);
             }
-            (Ok(()), Some(Err(e))) => {
-                state.inputs.clear();
-                return Err(e.into());
-            }
-            (Ok(()), Some(Ok(f))) => Some(f),
-            (Ok(()), None) => None,
         };
         let invoked = m.invoke(self.function, self.name_str(), &state.inputs, &mut state.outputs);
         state.inputs.clear();
+        state.staging.end();
         if let Err(e) = invoked {
             state.reset_semaphore();
             state.outputs.clear();

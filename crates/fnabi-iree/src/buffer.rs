@@ -1,10 +1,9 @@
 //! HAL buffer views in and out.
 //!
-//! In: a [`Staging`] area copies each argument array into a device buffer.
-//! The buffers of a call state are kept and refilled on the next call when
-//! the size matches and nothing else holds them (the buffer's reference
-//! count is 1: no result, module global or user array took a reference), so
-//! a hot loop allocates nothing. Host memory is copied rather than imported:
+//! In: [`new_view`] copies an argument array into a new device buffer; a
+//! call state keeps it (see `staging.rs`) and rewrites it on later calls
+//! through a persistent [`WriteMapping`], which [`is_unshared`] allows only
+//! while nothing else holds it. Host memory is copied rather than imported:
 //! IREE may write into an argument buffer (results tied to arguments), and
 //! a borrowed [`Array`] cannot be kept alive for as long as the runtime
 //! might hold it.
@@ -22,7 +21,6 @@ use fnabi::{Array, DType, ScalarType};
 use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI32, Ordering};
 
 /// IREE's element type of a dtype (signed and unsigned integers as
 /// `SINT`/`UINT`, which the compiled code's checks accept for its signless
@@ -89,84 +87,21 @@ pub(crate) fn dtype_of(t: sys::iree_hal_element_type_t) -> Option<DType> {
     })
 }
 
-/// Device buffers for the argument arrays of one call state, reused from
-/// call to call (see the [module docs](self)).
-#[derive(Default)]
-pub(crate) struct Staging {
-    buffers: Vec<NonNull<sys::iree_hal_buffer_t>>,
-    next: usize,
-}
-
-// SAFETY: the staged buffers are ref-counted IREE objects owned by this
-// value; HAL buffers may be used and released from any thread, and a
-// `Staging` is only used through `&mut`.
-unsafe impl Send for Staging {}
-
-impl Drop for Staging {
-    fn drop(&mut self) {
-        for b in self.buffers.drain(..) {
-            // SAFETY: each staged buffer holds one reference owned here.
-            unsafe { sys::iree_hal_buffer_release(b.as_ptr()) };
-        }
-    }
-}
-
-/// Whether this value holds the only reference to `buffer`.
-///
-/// # Safety
-/// `buffer` must be a live HAL buffer.
-unsafe fn is_unshared(buffer: NonNull<sys::iree_hal_buffer_t>) -> bool {
-    // SAFETY: `iree_hal_buffer_t` is public in iree/hal/buffer.h and starts
-    // with its `iree_hal_resource_t`, whose first member is the atomic
-    // 32-bit reference count that retain/release update; reading it
-    // atomically is what `iree_atomic_ref_count_load` does. The buffer is
-    // live (caller), and the count is aligned as an i32 field.
-    let count = unsafe { AtomicI32::from_ptr(&raw mut (*buffer.as_ptr()).resource.ref_count) };
-    count.load(Ordering::Acquire) == 1
-}
-
-impl Staging {
-    /// Starts a call: buffers are handed out from the first again.
-    pub(crate) fn begin(&mut self) {
-        self.next = 0;
-    }
-
-    /// A new buffer view (owned reference) of `array`'s elements, which
-    /// must be dense and row-major, in a device buffer of `device`.
-    pub(crate) fn buffer_view(
-        &mut self,
-        device: &DeviceHandle,
-        array: &Array<'_>,
-    ) -> Result<NonNull<sys::iree_hal_buffer_view_t>, IreeError> {
-        let bytes = array.as_bytes().ok_or_else(|| {
-            ffi::local_error(StatusCode::InvalidArgument, "staging an argument", "a strided array".into())
-        })?;
-        let slot = self.next;
-        self.next += 1;
-        let reusable = self.buffers.get(slot).copied().filter(|&b| {
-            // SAFETY: staged buffers are live (held by this value).
-            unsafe { sys::iree_hal_buffer_byte_length(b.as_ptr()) == bytes.len() && is_unshared(b) }
-        });
-        let buffer = match reusable {
-            Some(b) => b,
-            None => {
-                let b = allocate(device, bytes.len())?;
-                if slot < self.buffers.len() {
-                    let old = std::mem::replace(&mut self.buffers[slot], b);
-                    // SAFETY: drops this value's reference to the old buffer
-                    // (whoever else holds it keeps it alive).
-                    unsafe { sys::iree_hal_buffer_release(old.as_ptr()) };
-                } else {
-                    self.buffers.push(b);
-                }
-                b
-            }
-        };
-        write(device, buffer, bytes)?;
-        let mut view = std::ptr::null_mut();
-        // SAFETY: `buffer` is live and holds `bytes.len()` bytes, which is
-        // the element count of the shape times the element size (the array
-        // is dense); the view retains the buffer; out-pointer to a local.
+/// A new buffer view (owned reference) of `array`'s shape and element type
+/// holding `bytes`, `array`'s dense row-major elements, in a new device
+/// buffer of `device`.
+pub(crate) fn new_view(
+    device: &DeviceHandle,
+    array: &Array<'_>,
+    bytes: &[u8],
+) -> Result<NonNull<sys::iree_hal_buffer_view_t>, IreeError> {
+    let buffer = allocate(device, bytes.len())?;
+    let written = write(device, buffer, bytes);
+    let mut view = std::ptr::null_mut();
+    let created = written.and_then(|()| {
+        // SAFETY: `buffer` is live and holds `bytes.len()` bytes, the element
+        // count of the shape times the element size (the array is dense);
+        // the view retains the buffer; out-pointer to a local.
         check(
             unsafe {
                 sys::iree_hal_buffer_view_create(
@@ -174,24 +109,162 @@ impl Staging {
                     array.rank(),
                     array.shape().as_ptr(),
                     element_type_of(array.dtype()),
-                    sys::iree_hal_encoding_types_t_IREE_HAL_ENCODING_TYPE_DENSE_ROW_MAJOR as _,
+                    sys::iree_hal_encoding_types_t_IREE_HAL_ENCODING_TYPE_DENSE_ROW_MAJOR,
                     ffi::host_allocator(),
                     &mut view,
                 )
             },
             || "creating an argument buffer view".into(),
-        )?;
-        NonNull::new(view).ok_or_else(|| {
-            ffi::local_error(StatusCode::Internal, "creating an argument buffer view", "got a null view".into())
+        )
+    });
+    // SAFETY: drops this function's reference: the view holds its own.
+    unsafe { sys::iree_hal_buffer_release(buffer.as_ptr()) };
+    created?;
+    NonNull::new(view).ok_or_else(|| {
+        ffi::local_error(StatusCode::Internal, "creating an argument buffer view", "got a null view".into())
+    })
+}
+
+/// Whether nobody but the caller's one reference holds `view` or its
+/// buffer: no result, module global or host array could see a rewrite.
+///
+/// # Safety
+/// `view` must be a live buffer view and `buffer` its buffer.
+pub(crate) unsafe fn is_unshared(
+    view: NonNull<sys::iree_hal_buffer_view_t>,
+    buffer: NonNull<sys::iree_hal_buffer_t>,
+) -> bool {
+    // SAFETY: `view` and its buffer are live (caller).
+    unsafe {
+        ffi::ref_count(view.as_ptr().cast(), ffi::buffer_view_type()) == 1
+            && ffi::ref_count(buffer.as_ptr().cast(), ffi::buffer_type()) == 1
+    }
+}
+
+/// The buffer of a buffer view (borrowed: valid while the view lives).
+///
+/// # Safety
+/// `view` must be a live buffer view.
+pub(crate) unsafe fn buffer_of(view: NonNull<sys::iree_hal_buffer_view_t>) -> Option<NonNull<sys::iree_hal_buffer_t>> {
+    // SAFETY: `view` is live (caller).
+    NonNull::new(unsafe { sys::iree_hal_buffer_view_buffer(view.as_ptr()) })
+}
+
+/// Writes `bytes` to the start of the buffer of `view` (through a scoped
+/// mapping or a transfer).
+///
+/// # Safety
+/// `view` must be a live buffer view at least `bytes.len()` long.
+pub(crate) unsafe fn refill(
+    device: &DeviceHandle,
+    view: NonNull<sys::iree_hal_buffer_view_t>,
+    bytes: &[u8],
+) -> Result<(), IreeError> {
+    // SAFETY: the view is live (caller); its buffer lives as long.
+    let buffer = unsafe { sys::iree_hal_buffer_view_buffer(view.as_ptr()) };
+    let buffer = NonNull::new(buffer)
+        .ok_or_else(|| ffi::local_error(StatusCode::Internal, "refilling an argument", "no buffer".into()))?;
+    write(device, buffer, bytes)
+}
+
+/// A persistent write mapping of a staged argument buffer: refilling it is
+/// a `memcpy` (plus a flush where the memory is not host-coherent).
+pub(crate) struct WriteMapping {
+    mapping: sys::iree_hal_buffer_mapping_t,
+    coherent: bool,
+}
+
+impl WriteMapping {
+    /// Maps the whole buffer of `view` for writing, when its memory allows
+    /// a persistent mapping.
+    ///
+    /// # Safety
+    /// `view` must be a live buffer view, and stay alive (and unshared
+    /// whenever the mapping is written) as long as the mapping.
+    pub(crate) unsafe fn of(view: NonNull<sys::iree_hal_buffer_view_t>) -> Option<WriteMapping> {
+        // SAFETY: the view is live (caller), and so is its buffer.
+        let (buffer, len) = unsafe {
+            let b = sys::iree_hal_buffer_view_buffer(view.as_ptr());
+            (b, sys::iree_hal_buffer_view_byte_length(view.as_ptr()))
+        };
+        if buffer.is_null() || len == 0 {
+            return None;
+        }
+        // SAFETY: the buffer is live.
+        let memory_type = unsafe { sys::iree_hal_buffer_memory_type(buffer) };
+        // SAFETY: a zeroed mapping struct is the documented initial state.
+        let mut mapping: sys::iree_hal_buffer_mapping_t = unsafe { std::mem::zeroed() };
+        // SAFETY: the buffer is live and `len` long; out-pointer to a local.
+        let st = unsafe {
+            sys::iree_hal_buffer_map_range(
+                buffer,
+                sys::iree_hal_mapping_mode_bits_t_IREE_HAL_MAPPING_MODE_PERSISTENT,
+                sys::iree_hal_memory_access_bits_t_IREE_HAL_MEMORY_ACCESS_WRITE as _,
+                0,
+                len,
+                &mut mapping,
+            )
+        };
+        if check(st, String::new).is_err() || mapping.contents.data.is_null() || mapping.contents.data_length < len {
+            return None;
+        }
+        let coherent = memory_type & sys::iree_hal_memory_type_bits_t_IREE_HAL_MEMORY_TYPE_HOST_COHERENT != 0;
+        Some(WriteMapping { mapping, coherent })
+    }
+
+    /// Copies `bytes` to the start of the mapped buffer.
+    pub(crate) fn write(&mut self, bytes: &[u8]) -> Result<(), IreeError> {
+        if bytes.len() > self.mapping.contents.data_length {
+            return Err(ffi::local_error(
+                StatusCode::OutOfRange,
+                "refilling an argument",
+                format!("{} bytes into a {}-byte buffer", bytes.len(), self.mapping.contents.data_length),
+            ));
+        }
+        // SAFETY: the mapping covers data_length >= bytes.len() writable
+        // bytes that nobody else reads or writes (the staging area writes
+        // only unshared buffers); the source is a separate host array.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.mapping.contents.data, bytes.len()) };
+        if self.coherent {
+            return Ok(());
+        }
+        // SAFETY: flushes the range just written of the live mapping.
+        check(unsafe { sys::iree_hal_buffer_mapping_flush_range(&mut self.mapping, 0, bytes.len()) }, || {
+            "flushing an argument buffer".into()
         })
     }
+}
+
+impl Drop for WriteMapping {
+    fn drop(&mut self) {
+        // SAFETY: unmaps the mapping made in `of`, once; its buffer is still
+        // alive (the owner drops the mapping before the view).
+        let _ = check(unsafe { sys::iree_hal_buffer_unmap_range(&mut self.mapping) }, String::new);
+    }
+}
+
+// SAFETY: the mapping is host memory of an IREE buffer that its owner keeps
+// alive; it is only written through `&mut`.
+unsafe impl Send for WriteMapping {}
+
+/// The elements of a buffer view's array: dense, row-major bytes.
+pub(crate) fn view_bytes<'a>(b: &'a fnabi::vm::BufferView<'_>) -> &'a [u8] {
+    let a = b.array();
+    debug_assert!(a.is_c_contiguous());
+    // SAFETY: a BufferView's array is C-contiguous (every constructor of
+    // BufferView checks it), so its nbytes() bytes from as_ptr() lie inside
+    // its storage (checked when the array was built), which `b` keeps alive
+    // and unmodified while borrowed. Skips the second contiguity check that
+    // `BufferView::bytes` would make.
+    unsafe { std::slice::from_raw_parts(a.as_ptr(), a.nbytes()) }
 }
 
 /// A new device-local, host-visible buffer of `len` bytes.
 fn allocate(device: &DeviceHandle, len: usize) -> Result<NonNull<sys::iree_hal_buffer_t>, IreeError> {
     let params = sys::iree_hal_buffer_params_t {
-        usage: (sys::iree_hal_buffer_usage_bits_t_IREE_HAL_BUFFER_USAGE_DEFAULT
-            | sys::iree_hal_buffer_usage_bits_t_IREE_HAL_BUFFER_USAGE_MAPPING) as _,
+        usage: sys::iree_hal_buffer_usage_bits_t_IREE_HAL_BUFFER_USAGE_DEFAULT
+            | sys::iree_hal_buffer_usage_bits_t_IREE_HAL_BUFFER_USAGE_MAPPING
+            | sys::iree_hal_buffer_usage_bits_t_IREE_HAL_BUFFER_USAGE_MAPPING_PERSISTENT,
         access: sys::iree_hal_memory_access_bits_t_IREE_HAL_MEMORY_ACCESS_ALL as _,
         type_: (sys::iree_hal_memory_type_bits_t_IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL
             | sys::iree_hal_memory_type_bits_t_IREE_HAL_MEMORY_TYPE_HOST_VISIBLE) as _,

@@ -92,33 +92,56 @@ pub(crate) fn infinite_timeout() -> sys::iree_timeout_t {
 /// The number of tag bits in a ref type (IREE_VM_REF_TYPE_TAG_BITS).
 const REF_TYPE_TAG_BITS: u32 = 3;
 
+/// The bits of the value-type field of a type def.
+const VALUE_TYPE_MASK: usize = (1 << REF_TYPE_TAG_BITS) - 1;
+
+// A type def is one word: the C bitfields `value_type_bits :
+// IREE_VM_REF_TYPE_TAG_BITS` then `ref_type_bits : the rest` (the first
+// bitfield in the low bits, as GCC and Clang lay them out). fnabi reads and
+// writes the word directly: bindgen's generated accessors move bit by bit
+// (about 60 ns per call on the hot path).
+const _: () = assert!(std::mem::size_of::<sys::iree_vm_type_def_t>() == std::mem::size_of::<usize>());
+
+fn type_def_from_bits(bits: usize) -> sys::iree_vm_type_def_t {
+    // SAFETY: a type def is a plain word of bitfields (size asserted above);
+    // every bit pattern is a valid value.
+    unsafe { std::mem::transmute::<usize, sys::iree_vm_type_def_t>(bits) }
+}
+
+fn type_def_bits(t: &sys::iree_vm_type_def_t) -> usize {
+    // SAFETY: as for `type_def_from_bits`.
+    unsafe { std::mem::transmute::<sys::iree_vm_type_def_t, usize>(*t) }
+}
+
 /// `iree_vm_make_undefined_type_def()`: any variant.
 pub(crate) fn variant_type_def() -> sys::iree_vm_type_def_t {
-    sys::iree_vm_type_def_t::default()
+    type_def_from_bits(0)
 }
 
 /// `iree_vm_make_value_type_def(t)`.
 pub(crate) fn value_type_def(value_type: sys::iree_vm_value_type_t) -> sys::iree_vm_type_def_t {
-    let mut t = sys::iree_vm_type_def_t::default();
-    t.set_value_type_bits(value_type as usize);
-    t
+    type_def_from_bits(value_type as usize & VALUE_TYPE_MASK)
 }
 
-/// `iree_vm_make_ref_type_def(t)`.
+/// `iree_vm_make_ref_type_def(t)` (the tag bits of the ref type are dropped).
 pub(crate) fn ref_type_def(ref_type: sys::iree_vm_ref_type_t) -> sys::iree_vm_type_def_t {
-    let mut t = sys::iree_vm_type_def_t::default();
-    t.set_ref_type_bits(ref_type >> REF_TYPE_TAG_BITS);
-    t
+    type_def_from_bits(ref_type & !VALUE_TYPE_MASK)
 }
 
 /// The value type of a type def (`IREE_VM_VALUE_TYPE_NONE` for refs and variants).
 pub(crate) fn type_def_value(t: &sys::iree_vm_type_def_t) -> sys::iree_vm_value_type_t {
-    t.value_type_bits() as sys::iree_vm_value_type_t
+    (type_def_bits(t) & VALUE_TYPE_MASK) as sys::iree_vm_value_type_t
 }
 
-/// The ref type of a type def (`0` for values and variants).
+/// The ref type of a type def (`0` for values and variants), as
+/// `iree_vm_type_def_as_ref` gives it.
 pub(crate) fn type_def_ref(t: &sys::iree_vm_type_def_t) -> sys::iree_vm_ref_type_t {
-    t.ref_type_bits() << REF_TYPE_TAG_BITS
+    type_def_bits(t) & !VALUE_TYPE_MASK
+}
+
+/// Whether two type defs are the same type (`iree_vm_type_def_equal`).
+pub(crate) fn same_type_def(a: &sys::iree_vm_type_def_t, b: &sys::iree_vm_type_def_t) -> bool {
+    type_def_bits(a) == type_def_bits(b)
 }
 
 /// The registered ref type of HAL buffer views. Valid once the instance
@@ -137,6 +160,30 @@ pub(crate) fn list_type() -> sys::iree_vm_ref_type_t {
     unsafe { sys::iree_vm_list_registration }
 }
 
+/// The registered ref type of HAL buffers.
+pub(crate) fn buffer_type() -> sys::iree_vm_ref_type_t {
+    // SAFETY: as for `buffer_view_type`.
+    unsafe { sys::iree_hal_buffer_registration }
+}
+
+/// The current reference count of a VM-registered object of type `t`.
+///
+/// # Safety
+/// `ptr` must be a live object of the registered ref type `t`.
+pub(crate) unsafe fn ref_count(ptr: *mut std::ffi::c_void, t: sys::iree_vm_ref_type_t) -> i32 {
+    // The VM keeps every ref-counted object's counter at the offset its
+    // type descriptor records (`offsetof_counter`, in units of the 4-byte
+    // counter), and a ref type carries that offset in its low tag bits:
+    // exactly how `iree_vm_get_raw_counter_ptr` (vm/ref.c) finds it for
+    // retain and release.
+    let offset = t & ((1 << REF_TYPE_TAG_BITS) - 1);
+    // SAFETY: the counter is an aligned i32 inside the live object (caller),
+    // updated only atomically by IREE; an atomic load is what
+    // iree_atomic_ref_count_load does.
+    unsafe { std::sync::atomic::AtomicI32::from_ptr(ptr.cast::<i32>().add(offset)) }
+        .load(std::sync::atomic::Ordering::Acquire)
+}
+
 /// An empty (null) ref.
 pub(crate) fn null_ref() -> sys::iree_vm_ref_t {
     sys::iree_vm_ref_t { ptr: null_mut(), type_: 0 }
@@ -145,6 +192,22 @@ pub(crate) fn null_ref() -> sys::iree_vm_ref_t {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn type_def_words_match_the_bitfields() {
+        let v = value_type_def(sys::iree_vm_value_type_e_IREE_VM_VALUE_TYPE_F64);
+        assert_eq!(v.value_type_bits(), sys::iree_vm_value_type_e_IREE_VM_VALUE_TYPE_F64 as usize);
+        assert_eq!(v.ref_type_bits(), 0);
+        let r = ref_type_def(0x7f00_1234_5678 | 3);
+        assert_eq!(r.value_type_bits(), 0);
+        assert_eq!(r.ref_type_bits() << REF_TYPE_TAG_BITS, 0x7f00_1234_5678);
+        let mut b = sys::iree_vm_type_def_t::default();
+        b.set_value_type_bits(5);
+        b.set_ref_type_bits(0x1234);
+        assert_eq!((type_def_value(&b), type_def_ref(&b)), (5, 0x1234 << 3));
+        assert!(same_type_def(&b, &type_def_from_bits(5 | (0x1234 << 3))));
+        assert!(!same_type_def(&b, &v));
+    }
 
     #[test]
     fn type_defs_pack_like_the_c_helpers() {

@@ -82,10 +82,12 @@
 mod backend;
 mod buffer;
 mod error;
+mod fastpack;
 mod ffi;
 mod list;
 mod module;
 mod runtime;
+mod staging;
 
 pub use error::{IreeError, StatusCode};
 pub use list::RuntimeRef;

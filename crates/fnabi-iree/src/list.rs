@@ -6,10 +6,13 @@
 //! buffer views through [`Staging`], and references of other types travel
 //! as [`RuntimeRef`]s inside [`OpaqueRef`]s.
 
-use crate::buffer::{Staging, array_of_view};
+use crate::buffer::{array_of_view, view_bytes};
 use crate::error::{IreeError, StatusCode};
+use crate::fastpack::Sink;
 use crate::ffi::{self, check, sys};
 use crate::runtime::{DeviceHandle, instance};
+use crate::staging::Staging;
+use fnabi::Array;
 use fnabi::reflection::MAX_DEPTH;
 use fnabi::vm::{BufferView, ElementType, OpaqueRef, RefType, ValueType, Variant, VmList, VmRef};
 use std::ptr::NonNull;
@@ -26,10 +29,10 @@ impl OwnedRef {
         OwnedRef(r)
     }
 
-    /// Moves a buffer view reference in.
-    pub(crate) fn buffer_view(v: NonNull<sys::iree_hal_buffer_view_t>) -> OwnedRef {
-        // SAFETY: the caller's reference moves into the ref.
-        OwnedRef(unsafe { sys::iree_hal_buffer_view_move_ref(v.as_ptr()) })
+    /// A new reference to a live buffer view.
+    pub(crate) fn retain_view(v: NonNull<sys::iree_hal_buffer_view_t>) -> OwnedRef {
+        // SAFETY: +1 on a live view (callers hold one), owned by the ref.
+        OwnedRef(unsafe { sys::iree_hal_buffer_view_retain_ref(v.as_ptr()) })
     }
 
     /// A new reference to the same object.
@@ -80,8 +83,8 @@ impl std::fmt::Debug for RuntimeRef {
     }
 }
 
-/// An owned VM list.
-pub(crate) struct RtList(NonNull<sys::iree_vm_list_t>);
+/// An owned VM list (and its element type, which never changes).
+pub(crate) struct RtList(NonNull<sys::iree_vm_list_t>, sys::iree_vm_type_def_t);
 
 // SAFETY: a list is a ref-counted IREE object owned by this value and only
 // mutated through `&mut`; its elements are thread-safe refs and values.
@@ -103,7 +106,7 @@ impl RtList {
             "creating a list".into()
         })?;
         NonNull::new(l)
-            .map(RtList)
+            .map(|l| RtList(l, element_type))
             .ok_or_else(|| ffi::local_error(StatusCode::Internal, "creating a list", "got a null list".into()))
     }
 
@@ -119,6 +122,23 @@ impl RtList {
     pub(crate) fn len(&self) -> usize {
         // SAFETY: the list is live.
         unsafe { sys::iree_vm_list_size(self.0.as_ptr()) }
+    }
+
+    /// The element type.
+    pub(crate) fn element_type(&self) -> sys::iree_vm_type_def_t {
+        self.1
+    }
+
+    /// Whether this value holds the only reference to the list.
+    pub(crate) fn is_unshared(&self) -> bool {
+        // SAFETY: the list is live and of the registered list type.
+        unsafe { ffi::ref_count(self.0.as_ptr().cast(), ffi::list_type()) == 1 }
+    }
+
+    /// A new reference to the list.
+    pub(crate) fn retain_ref(&self) -> OwnedRef {
+        // SAFETY: +1 on the live list, owned by the ref.
+        OwnedRef(unsafe { sys::iree_vm_list_retain_ref(self.0.as_ptr()) })
     }
 
     /// Removes (and releases) every element.
@@ -150,14 +170,6 @@ impl RtList {
             drop(unsafe { OwnedRef::from_raw(raw) });
         }
         check(st, || "appending a reference to a list".into())
-    }
-
-    /// The list as a reference (this value's reference moves into it).
-    pub(crate) fn into_ref(self) -> OwnedRef {
-        let p = self.0.as_ptr();
-        std::mem::forget(self);
-        // SAFETY: our reference moves into the ref.
-        OwnedRef(unsafe { sys::iree_vm_list_move_ref(p) })
     }
 }
 
@@ -251,18 +263,25 @@ impl Marshal<'_> {
             Variant::F32(x) => list.push_value(&value(F32, |u| u.f32_ = *x))?,
             Variant::F64(x) => list.push_value(&value(F64, |u| u.f64_ = *x))?,
             Variant::Ref(VmRef::BufferView(b)) => {
-                let view = self.staging.buffer_view(self.device, b.array())?;
-                list.push_ref(OwnedRef::buffer_view(view))?;
+                let view = self.staging.buffer_view(self.device, b.array(), view_bytes(b))?;
+                list.push_ref(view)?;
             }
             Variant::Ref(VmRef::List(l)) => {
                 if depth + 1 >= MAX_DEPTH {
                     return Err(fnabi::Error::InvalidArgument(format!("VM lists nest deeper than {MAX_DEPTH} levels")));
                 }
-                let mut inner = RtList::new(type_def_of(l.element_type())?, l.len())?;
+                let (slot, mut inner) = self.staging.take_list(type_def_of(l.element_type())?, l.len())?;
+                let mut filled = Ok(());
                 for item in l.items() {
-                    self.push_at(&mut inner, item, depth + 1)?;
+                    filled = self.push_at(&mut inner, item, depth + 1);
+                    if filled.is_err() {
+                        break;
+                    }
                 }
-                list.push_ref(inner.into_ref())?;
+                let r = inner.retain_ref();
+                self.staging.put_list(slot, inner);
+                filled?;
+                list.push_ref(r)?;
             }
             Variant::Ref(VmRef::Opaque(o)) => match o.payload().downcast_ref::<RuntimeRef>() {
                 Some(r) => list.push_ref(r.0.retain())?,
@@ -276,6 +295,76 @@ impl Marshal<'_> {
             },
         }
         Ok(())
+    }
+}
+
+/// The fast path's [`Sink`]: the runtime's argument list, with nested
+/// lists and buffer views from the staging area.
+pub(crate) struct RtSink<'a> {
+    pub(crate) device: &'a DeviceHandle,
+    pub(crate) staging: &'a mut Staging,
+    pub(crate) root: &'a mut RtList,
+    /// The open nested lists with their staging slots (kept by the call
+    /// state so that a call allocates no stack).
+    pub(crate) stack: &'a mut Vec<(usize, RtList)>,
+}
+
+impl RtSink<'_> {
+    fn top(&mut self) -> &mut RtList {
+        match self.stack.last_mut() {
+            Some((_, l)) => l,
+            None => self.root,
+        }
+    }
+
+    /// Gives the open lists of an abandoned walk back to the staging area.
+    pub(crate) fn discard(&mut self) {
+        for (slot, l) in self.stack.drain(..) {
+            self.staging.put_list(slot, l);
+        }
+    }
+}
+
+impl Sink for RtSink<'_> {
+    fn open(&mut self, len: usize) -> Result<(), fnabi::Error> {
+        let l = self.staging.take_list(ffi::variant_type_def(), len)?;
+        self.stack.push(l);
+        Ok(())
+    }
+
+    fn close(&mut self) -> Result<(), fnabi::Error> {
+        let Some((slot, l)) = self.stack.pop() else {
+            return Err(ffi::local_error(StatusCode::Internal, "packing arguments", "no open list".into()).into());
+        };
+        let r = l.retain_ref();
+        self.staging.put_list(slot, l);
+        Ok(self.top().push_ref(r)?)
+    }
+
+    fn array(&mut self, a: &Array<'_>, bytes: &[u8]) -> Result<(), fnabi::Error> {
+        let r = self.staging.buffer_view(self.device, a, bytes)?;
+        Ok(self.top().push_ref(r)?)
+    }
+
+    fn scalar(&mut self, v: Variant<'static>) -> Result<(), fnabi::Error> {
+        use sys::iree_vm_value_type_e_IREE_VM_VALUE_TYPE_F32 as F32;
+        use sys::iree_vm_value_type_e_IREE_VM_VALUE_TYPE_F64 as F64;
+        use sys::iree_vm_value_type_e_IREE_VM_VALUE_TYPE_I8 as I8;
+        use sys::iree_vm_value_type_e_IREE_VM_VALUE_TYPE_I16 as I16;
+        use sys::iree_vm_value_type_e_IREE_VM_VALUE_TYPE_I32 as I32;
+        use sys::iree_vm_value_type_e_IREE_VM_VALUE_TYPE_I64 as I64;
+        let value = match v {
+            Variant::I8(x) => value(I8, |u| u.i8_ = x),
+            Variant::I16(x) => value(I16, |u| u.i16_ = x),
+            Variant::I32(x) => value(I32, |u| u.i32_ = x),
+            Variant::I64(x) => value(I64, |u| u.i64_ = x),
+            Variant::F32(x) => value(F32, |u| u.f32_ = x),
+            Variant::F64(x) => value(F64, |u| u.f64_ = x),
+            other => {
+                return Err(fnabi::Error::InvalidArgument(format!("{other} is not a scalar")));
+            }
+        };
+        Ok(self.top().push_value(&value)?)
     }
 }
 
