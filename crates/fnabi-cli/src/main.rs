@@ -10,6 +10,9 @@ use std::process::ExitCode;
 mod demangle;
 mod flatten;
 mod inspect;
+#[cfg(feature = "iree")]
+#[allow(dead_code)] // wired into `fnabi run` by the run subcommand
+mod run_iree;
 
 /// Function ABIs of compiled tensor functions: signatures, modules, calls.
 #[derive(Parser)]
