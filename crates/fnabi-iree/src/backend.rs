@@ -164,6 +164,9 @@ const POOLED_STATES: usize = 4;
 
 /// One exported function as a [`Backend`].
 pub(crate) struct IreeFunction {
+    /// Declared first: fields drop in order, and the pooled states' buffers
+    /// must go before the module (and its device) may.
+    pool: Mutex<Vec<CallState>>,
     module: Arc<ModuleInner>,
     index: usize,
     function: sys::iree_vm_function_t,
@@ -173,7 +176,6 @@ pub(crate) struct IreeFunction {
     named_params: bool,
     /// The fast path's plan of the parameters, when it takes them all.
     fast: Option<Vec<Plan>>,
-    pool: Mutex<Vec<CallState>>,
 }
 
 // SAFETY: the function handle only names an export of the module that
@@ -188,7 +190,7 @@ impl IreeFunction {
         let named_params = abi.params().is_some_and(|ps| ps.iter().any(|p| p.name.is_some()));
         let export = &module.exports[index];
         let fast = Plan::for_function(&abi, export.calling_convention(), abi.model().fence_args());
-        IreeFunction { module, index, function, abi, named_params, fast, pool: Mutex::new(Vec::new()) }
+        IreeFunction { pool: Mutex::new(Vec::new()), module, index, function, abi, named_params, fast }
     }
 
     fn name_str(&self) -> &str {

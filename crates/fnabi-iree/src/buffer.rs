@@ -322,10 +322,13 @@ fn write(device: &DeviceHandle, buffer: NonNull<sys::iree_hal_buffer_t>, bytes: 
 }
 
 /// A read mapping of a buffer view, with a reference that keeps the view
-/// (and its buffer) alive: the owner of a result array's memory.
+/// (and its buffer) alive, and the device that keeps the buffer's allocator
+/// alive: the owner of a result array's memory.
 struct MappedView {
     mapping: sys::iree_hal_buffer_mapping_t,
     view: NonNull<sys::iree_hal_buffer_view_t>,
+    /// Released after the view (fields drop after `drop`'s body).
+    _device: Arc<DeviceHandle>,
 }
 
 // SAFETY: the mapping is read-only host memory of a buffer kept alive by
@@ -353,7 +356,7 @@ impl Drop for MappedView {
 /// # Safety
 /// `view` must be a live buffer view of `device`.
 pub(crate) unsafe fn array_of_view(
-    device: &DeviceHandle,
+    device: &Arc<DeviceHandle>,
     view: NonNull<sys::iree_hal_buffer_view_t>,
 ) -> Result<Array<'static>, fnabi::Error> {
     let v = view.as_ptr();
@@ -417,7 +420,7 @@ pub(crate) unsafe fn array_of_view(
         {
             // SAFETY: +1 on the live view, owned by the MappedView.
             unsafe { sys::iree_hal_buffer_view_retain(v) };
-            let owner = MappedView { mapping, view };
+            let owner = MappedView { mapping, view, _device: device.clone() };
             // SAFETY: p..p+len is mapped, readable host memory that stays
             // valid while `owner` holds the mapping and the view; nobody
             // writes a result buffer after the call returned it.

@@ -16,6 +16,7 @@ use fnabi::Array;
 use fnabi::reflection::MAX_DEPTH;
 use fnabi::vm::{BufferView, ElementType, OpaqueRef, RefType, ValueType, Variant, VmList, VmRef};
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 /// An owned reference (`iree_vm_ref_t`), released on drop.
 pub(crate) struct OwnedRef(sys::iree_vm_ref_t);
@@ -72,13 +73,18 @@ unsafe impl Sync for OwnedRef {}
 
 /// A runtime reference of a type fnabi does not look into (`!hal.fence`,
 /// `!hal.buffer`, …), held in an [`OpaqueRef`] payload. Passing the opaque
-/// ref back into a call passes this reference.
-pub struct RuntimeRef(pub(crate) OwnedRef);
+/// ref back into a call passes this reference. It keeps the device it came
+/// from alive (HAL objects must not outlive their device).
+pub struct RuntimeRef {
+    pub(crate) r: OwnedRef,
+    /// Released after the reference (fields drop in order).
+    _device: Arc<DeviceHandle>,
+}
 
 impl std::fmt::Debug for RuntimeRef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // SAFETY: the type of a live ref is a registered type.
-        let name = unsafe { ffi::sv_string(sys::iree_vm_ref_type_name(self.0.raw().type_)) };
+        let name = unsafe { ffi::sv_string(sys::iree_vm_ref_type_name(self.r.raw().type_)) };
         write!(f, "RuntimeRef({name})")
     }
 }
@@ -284,7 +290,7 @@ impl Marshal<'_> {
                 list.push_ref(r)?;
             }
             Variant::Ref(VmRef::Opaque(o)) => match o.payload().downcast_ref::<RuntimeRef>() {
-                Some(r) => list.push_ref(r.0.retain())?,
+                Some(r) => list.push_ref(r.r.retain())?,
                 None => {
                     return Err(fnabi::Error::Mismatch {
                         context: "VM reference".into(),
@@ -374,7 +380,7 @@ impl Sink for RtSink<'_> {
 /// # Safety
 /// `list` must be a live list whose buffer views belong to `device`.
 pub(crate) unsafe fn read_items(
-    device: &DeviceHandle,
+    device: &Arc<DeviceHandle>,
     list: *mut sys::iree_vm_list_t,
 ) -> Result<Vec<Variant<'static>>, fnabi::Error> {
     // SAFETY: forwarded.
@@ -384,7 +390,7 @@ pub(crate) unsafe fn read_items(
 /// # Safety
 /// As for [`read_items`].
 unsafe fn read_items_at(
-    device: &DeviceHandle,
+    device: &Arc<DeviceHandle>,
     list: *mut sys::iree_vm_list_t,
     depth: usize,
 ) -> Result<Vec<Variant<'static>>, fnabi::Error> {
@@ -411,7 +417,7 @@ unsafe fn read_items_at(
 /// # Safety
 /// `var` must be a variant borrowed from a live list of `device`.
 unsafe fn read_variant(
-    device: &DeviceHandle,
+    device: &Arc<DeviceHandle>,
     var: &sys::iree_vm_variant_t,
     depth: usize,
 ) -> Result<Variant<'static>, fnabi::Error> {
@@ -470,7 +476,10 @@ unsafe fn read_variant(
     // SAFETY: the type of a live ref is a registered type.
     let name = unsafe { ffi::sv_string(sys::iree_vm_ref_type_name(r.type_)) };
     let name = if name.starts_with('!') { name } else { format!("!{name}") };
-    Ok(Variant::Ref(VmRef::Opaque(OpaqueRef::new(name, Box::new(RuntimeRef(OwnedRef(owned)))))))
+    Ok(Variant::Ref(VmRef::Opaque(OpaqueRef::new(
+        name,
+        Box::new(RuntimeRef { r: OwnedRef(owned), _device: device.clone() }),
+    ))))
 }
 
 /// fnabi's element type of a runtime list type.

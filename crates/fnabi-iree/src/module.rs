@@ -336,12 +336,12 @@ impl IreeModule {
             m.push(&mut state.inputs, v)?;
         }
         Ok(VmCall {
+            state,
             module: self.inner.clone(),
             name: export.name.clone(),
             function,
             user_args: args.len(),
             model,
-            state,
         })
     }
 }
@@ -415,12 +415,14 @@ fn resolve_export(inner: &ModuleInner, e: &fnabi::vmfb::Export<'_>) -> Result<Ex
 /// # Ok(()) }
 /// ```
 pub struct VmCall {
+    /// Declared first: fields drop in order, and the state's lists and
+    /// buffers must go before the module (and its device) may.
+    state: CallState,
     module: Arc<ModuleInner>,
     name: String,
     function: sys::iree_vm_function_t,
     user_args: usize,
     model: InvocationModel,
-    state: CallState,
 }
 
 // SAFETY: the function handle only names an export of the module kept

@@ -323,3 +323,36 @@ fn threads_share_a_function() {
         }
     });
 }
+
+#[test]
+fn results_outlive_their_function_module_and_device() {
+    let (out, state) = {
+        let m = module("add", Device::LocalSync);
+        let f = m.function("add_one").unwrap();
+        let x = fnabi::Array::from_vec(&[4], vec![1.0f32, 2.0, 3.0, 4.0]).unwrap();
+        let out = f.call([Value::from(x.clone())]).unwrap();
+        // A prepared state with staged buffers, dropped with its function.
+        let mut p = f.prepare();
+        p.call([Value::from(x)]).unwrap();
+        drop(p);
+        let call = m
+            .vm_call(
+                "add_one",
+                &fnabi::vm::VmList::from_variants(vec![fnabi::vm::Variant::buffer_view(
+                    fnabi::vm::BufferView::new(fnabi::Array::from_vec(&[4], vec![0.0f32; 4]).unwrap()).unwrap(),
+                )]),
+            )
+            .unwrap();
+        (out, call)
+    };
+    // The module handle and the function are gone; the result array and the
+    // prebuilt call keep what they need (the device included).
+    assert_eq!(out.as_array().unwrap().to_vec::<f32>().unwrap(), [2.0, 3.0, 4.0, 5.0]);
+    let mut state = state;
+    state.invoke().unwrap();
+    let r = state.results().unwrap();
+    drop(state);
+    assert_eq!(r[0].as_buffer_view().unwrap().array().to_vec::<f32>().unwrap(), [1.0; 4]);
+    drop(r);
+    drop(out);
+}
