@@ -37,11 +37,22 @@
 //! ```
 //!
 //! ## Values and memory
-//! Argument arrays are copied into device buffers that a prepared call (and
-//! each of a function's pooled plain calls) keeps and refills while their
-//! size matches and nothing else holds them; results are read-only arrays
-//! over the runtime's own buffers (no copy), released with the last clone.
-//! See `buffer.rs` for why host memory is not imported.
+//! Argument arrays are copied into device buffers. A prepared call (and
+//! each of the few call states a function pools for its plain calls) keeps
+//! those buffer views, mapped for writing, and the nested argument lists,
+//! and rewrites them in place on the next call while the runtime's
+//! reference counts show that nothing else holds them: a hot loop allocates
+//! no runtime objects. Host memory is not imported (see `buffer.rs`).
+//! Results are read-only arrays over the runtime's own buffers (no copy);
+//! they keep their buffer and device alive and release them with their
+//! last clone. A function keeps the argument buffers of its last calls
+//! until it is dropped.
+//!
+//! Arguments of the common records (numeric `ndarray`s of the exact dtype,
+//! scalars, `slist`/`stuple`/`sdict` of them) go straight from host values
+//! to the runtime's list after the same checks that
+//! [`fnabi::conventions::FunctionAbi::pack_args`] makes; everything else
+//! (and every error) goes through `pack_args` itself.
 //!
 //! Async functions (`iree.abi.model = "coarse-fences"`) get their wait and
 //! signal fences from fnabi and are waited for: to the caller they are
@@ -49,8 +60,15 @@
 //!
 //! One VM instance serves the whole process (IREE registers its HAL types
 //! in process-global slots); devices are shared by the modules loaded on
-//! them and released with the last one. Calls into one module are
+//! them and released with the last user. Calls into one module are
 //! serialized (IREE contexts need external synchronization).
+//!
+//! ## Speed
+//! On `local-sync`, against the runtime called with prebuilt lists (bench
+//! target `iree`: `cargo bench -p fnabi-iree --bench iree`), a prepared
+//! call from host values adds about 0.5 µs to `add_one` (2.1 µs raw) and
+//! 0.8–0.9 µs to `dict8`, a dict of 8 arrays (4.3 µs raw); `Function::call`
+//! adds about 0.1 µs more, plus the caller's cloning of its arguments.
 //!
 //! ## Building
 //! `eerie-sys` builds the IREE 3.13 runtime from its vendored C sources
