@@ -321,7 +321,10 @@ impl Backend for IreeFunction {
     }
 }
 
-/// A prepared call: a function and its own call state (made on first use).
+/// A prepared call: a function and its own call state, taken from the
+/// function's pool on first use and given back when the prepared call is
+/// dropped (so `Function::call_serde`, which prepares a call each time,
+/// reuses the buffers too).
 struct Prepared<'f> {
     f: &'f IreeFunction,
     state: Option<CallState>,
@@ -330,10 +333,18 @@ struct Prepared<'f> {
 impl Prepared<'_> {
     fn state(&mut self) -> Result<&mut CallState, Error> {
         if self.state.is_none() {
-            self.state = Some(self.f.new_state()?);
+            self.state = Some(self.f.take_state()?);
         }
         // Just filled.
         self.state.as_mut().ok_or_else(|| Error::InvalidArgument("no call state".into()))
+    }
+}
+
+impl Drop for Prepared<'_> {
+    fn drop(&mut self) {
+        if let Some(s) = self.state.take() {
+            self.f.give_back(s);
+        }
     }
 }
 

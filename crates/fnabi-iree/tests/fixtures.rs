@@ -308,20 +308,30 @@ fn results_share_the_runtime_buffer_and_survive_later_calls() {
 
 #[test]
 fn threads_share_a_function() {
-    let f = function("add", Device::LocalSync, "add_i32");
-    std::thread::scope(|s| {
-        for t in 0..4 {
-            let f = f.clone();
-            s.spawn(move || {
-                let mut p = f.prepare();
-                for i in 0..200 {
-                    let out = p.call([Value::Int(t), Value::Int(i)]).unwrap();
-                    assert_eq!(out, Value::Int(t + i));
-                    assert_eq!(f.call([Value::Int(i), Value::Int(t)]).unwrap(), Value::Int(t + i));
-                }
-            });
-        }
-    });
+    for d in DEVICES {
+        let f = function("add", d, "add_i32");
+        let g = function("add", d, "add_one");
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let (f, g) = (f.clone(), g.clone());
+                s.spawn(move || {
+                    let mut p = f.prepare();
+                    let mut q = g.prepare();
+                    for i in 0..100 {
+                        let out = p.call([Value::Int(t), Value::Int(i)]).unwrap();
+                        assert_eq!(out, Value::Int(t + i));
+                        assert_eq!(f.call([Value::Int(i), Value::Int(t)]).unwrap(), Value::Int(t + i));
+                        let x = fnabi::Array::from_vec(&[4], vec![(t * 1000 + i) as f32; 4]).unwrap();
+                        let y = q.call([Value::from(x.clone())]).unwrap();
+                        let z = g.call([Value::from(x)]).unwrap();
+                        let want = [(t * 1000 + i) as f32 + 1.0; 4];
+                        assert_eq!(y.as_array().unwrap().to_vec::<f32>().unwrap(), want);
+                        assert_eq!(z.as_array().unwrap().to_vec::<f32>().unwrap(), want);
+                    }
+                });
+            }
+        });
+    }
 }
 
 #[test]
