@@ -58,8 +58,42 @@ install_mlir_runtime_libs() {
   done
 }
 
+# What the IREE runtime build (crate eerie-sys, used by fnabi-iree) needs: a
+# C/C++ toolchain and make, libclang with its resource headers for bindgen
+# (without libclang-common-14-dev bindgen fails on stdbool.h), and CMake >=
+# 3.26 (Debian 12 has 3.25: a newer one comes from PyPI into a cached venv,
+# put first on PATH). LIBCLANG_PATH is set only where llvm-config, which
+# clang-sys asks otherwise, is absent.
+install_iree_build_deps() {
+  apt_install build-essential libclang1-14 libclang-common-14-dev
+  if ! cmake_at_least 3 26; then
+    local venv="${FNABI_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/fnabi}/cmake-venv"
+    if ! PATH="$venv/bin:$PATH" cmake_at_least 3 26; then
+      apt_install python3 python3-venv
+      echo "fnabi: installing CMake from PyPI into $venv" >&2
+      rm -rf "$venv"
+      python3 -m venv "$venv"
+      "$venv/bin/pip" install --quiet --disable-pip-version-check 'cmake>=3.26'
+    fi
+    export PATH="$venv/bin:$PATH"
+  fi
+  if ! command -v llvm-config >/dev/null && [ -z "${LIBCLANG_PATH:-}" ] && [ -e /usr/lib/llvm-14/lib/libclang.so.1 ]; then
+    export LIBCLANG_PATH=/usr/lib/llvm-14/lib
+  fi
+}
+
+# True when `cmake` on PATH is at least version $1.$2.
+cmake_at_least() {
+  local v major minor
+  v=$(cmake --version 2>/dev/null | sed -n '1s/^cmake version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
+  [ -n "$v" ] || return 1
+  read -r major minor <<<"$v"
+  [ "$major" -gt "$1" ] || { [ "$major" -eq "$1" ] && [ "$minor" -ge "$2" ]; }
+}
+
 install_test_deps() {
   apt_install build-essential valgrind
   install_mlir_tools
   install_mlir_runtime_libs
+  install_iree_build_deps
 }

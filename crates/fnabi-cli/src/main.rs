@@ -13,6 +13,8 @@ mod flatten;
 mod inspect;
 mod inspect_native;
 mod run;
+#[cfg(feature = "iree")]
+mod run_iree;
 
 /// Function ABIs of compiled tensor functions: signatures, modules, calls.
 #[derive(Parser)]

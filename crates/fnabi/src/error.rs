@@ -270,4 +270,9 @@ pub enum Error {
     /// A `.vmfb` module file is malformed (byte offset).
     #[error(transparent)]
     Vmfb(#[from] crate::vmfb::VmfbError),
+    /// A backend's runtime reported a failure: the backend's own error
+    /// type (`fnabi_iree::IreeError` for the IREE runtime, with its status
+    /// code and message), recoverable with `downcast_ref`.
+    #[error(transparent)]
+    Runtime(Box<dyn std::error::Error + Send + Sync + 'static>),
 }

@@ -1,0 +1,186 @@
+//! [`IreeError`]: a failure that the IREE runtime reported, with its status
+//! code and its own message, and the operation fnabi was doing. Every
+//! non-OK `iree_status_t` becomes one of these (and is freed).
+
+use std::fmt;
+
+/// IREE's status codes (`iree_status_code_t`, the same as absl's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StatusCode {
+    /// `CANCELLED`.
+    Cancelled,
+    /// `UNKNOWN`.
+    Unknown,
+    /// `INVALID_ARGUMENT`.
+    InvalidArgument,
+    /// `DEADLINE_EXCEEDED`.
+    DeadlineExceeded,
+    /// `NOT_FOUND`.
+    NotFound,
+    /// `ALREADY_EXISTS`.
+    AlreadyExists,
+    /// `PERMISSION_DENIED`.
+    PermissionDenied,
+    /// `RESOURCE_EXHAUSTED`.
+    ResourceExhausted,
+    /// `FAILED_PRECONDITION`.
+    FailedPrecondition,
+    /// `ABORTED`.
+    Aborted,
+    /// `OUT_OF_RANGE`.
+    OutOfRange,
+    /// `UNIMPLEMENTED`.
+    Unimplemented,
+    /// `INTERNAL`.
+    Internal,
+    /// `UNAVAILABLE`.
+    Unavailable,
+    /// `DATA_LOSS`.
+    DataLoss,
+    /// `UNAUTHENTICATED`.
+    Unauthenticated,
+    /// `DEFERRED`.
+    Deferred,
+    /// `INCOMPATIBLE`.
+    Incompatible,
+    /// A code this version of fnabi does not know.
+    Other(u32),
+}
+
+impl StatusCode {
+    /// The code of IREE's numeric status code.
+    pub fn from_raw(code: u32) -> StatusCode {
+        use StatusCode::*;
+        match code {
+            1 => Cancelled,
+            2 => Unknown,
+            3 => InvalidArgument,
+            4 => DeadlineExceeded,
+            5 => NotFound,
+            6 => AlreadyExists,
+            7 => PermissionDenied,
+            8 => ResourceExhausted,
+            9 => FailedPrecondition,
+            10 => Aborted,
+            11 => OutOfRange,
+            12 => Unimplemented,
+            13 => Internal,
+            14 => Unavailable,
+            15 => DataLoss,
+            16 => Unauthenticated,
+            17 => Deferred,
+            18 => Incompatible,
+            c => Other(c),
+        }
+    }
+
+    /// IREE's name of the code (`INVALID_ARGUMENT`).
+    pub fn name(self) -> &'static str {
+        use StatusCode::*;
+        match self {
+            Cancelled => "CANCELLED",
+            Unknown => "UNKNOWN",
+            InvalidArgument => "INVALID_ARGUMENT",
+            DeadlineExceeded => "DEADLINE_EXCEEDED",
+            NotFound => "NOT_FOUND",
+            AlreadyExists => "ALREADY_EXISTS",
+            PermissionDenied => "PERMISSION_DENIED",
+            ResourceExhausted => "RESOURCE_EXHAUSTED",
+            FailedPrecondition => "FAILED_PRECONDITION",
+            Aborted => "ABORTED",
+            OutOfRange => "OUT_OF_RANGE",
+            Unimplemented => "UNIMPLEMENTED",
+            Internal => "INTERNAL",
+            Unavailable => "UNAVAILABLE",
+            DataLoss => "DATA_LOSS",
+            Unauthenticated => "UNAUTHENTICATED",
+            Deferred => "DEFERRED",
+            Incompatible => "INCOMPATIBLE",
+            Other(_) => "UNKNOWN_CODE",
+        }
+    }
+}
+
+impl fmt::Display for StatusCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StatusCode::Other(c) => write!(f, "status code {c}"),
+            c => f.write_str(c.name()),
+        }
+    }
+}
+
+/// A failure reported by the IREE runtime.
+///
+/// Displays as `IREE runtime (OPERATION): MESSAGE`, where the message is
+/// IREE's own (`iree/runtime/src/iree/vm/invocation.c:99: INVALID_ARGUMENT;
+/// input list and function mismatch; …`). Inside a [`fnabi::Error`] it is
+/// the source of [`fnabi::Error::Runtime`] and can be recovered with
+/// `downcast_ref::<IreeError>()`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IreeError {
+    code: StatusCode,
+    operation: String,
+    message: String,
+}
+
+impl IreeError {
+    pub(crate) fn new(code: StatusCode, operation: String, message: String) -> IreeError {
+        IreeError { code, operation, message }
+    }
+
+    /// The status code.
+    pub fn code(&self) -> StatusCode {
+        self.code
+    }
+
+    /// What fnabi asked the runtime to do (`invoking module.add`).
+    pub fn operation(&self) -> &str {
+        &self.operation
+    }
+
+    /// IREE's message, as `iree_status_to_string` formats it.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for IreeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "IREE runtime ({}): {}", self.operation, self.message)
+    }
+}
+
+impl std::error::Error for IreeError {}
+
+impl From<IreeError> for fnabi::Error {
+    fn from(e: IreeError) -> fnabi::Error {
+        fnabi::Error::Runtime(Box::new(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip_and_display() {
+        for raw in 1..=18 {
+            let c = StatusCode::from_raw(raw);
+            assert!(!matches!(c, StatusCode::Other(_)), "{raw}");
+            assert_ne!(c.name(), "UNKNOWN_CODE");
+        }
+        assert_eq!(StatusCode::from_raw(3).to_string(), "INVALID_ARGUMENT");
+        assert_eq!(StatusCode::from_raw(25), StatusCode::Other(25));
+        assert_eq!(StatusCode::from_raw(25).to_string(), "status code 25");
+        let e = IreeError::new(StatusCode::NotFound, "looking up x".into(), "f.c:1: NOT_FOUND; no x".into());
+        assert_eq!(e.to_string(), "IREE runtime (looking up x): f.c:1: NOT_FOUND; no x");
+        let f: fnabi::Error = e.clone().into();
+        assert_eq!(f.to_string(), e.to_string());
+        match f {
+            fnabi::Error::Runtime(b) => assert_eq!(b.downcast_ref::<IreeError>(), Some(&e)),
+            other => panic!("{other:?}"),
+        }
+    }
+}

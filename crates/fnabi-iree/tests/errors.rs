@@ -1,0 +1,205 @@
+//! Bad calls: wrong dtype, rank, static dim, arity, keyword, function or
+//! module are fnabi errors raised before the runtime is entered (the
+//! runtime itself would say only FAILED_PRECONDITION); failures inside the
+//! runtime carry IREE's own message and status code.
+
+use fnabi::conventions::FunctionAbi;
+use fnabi::vm::{BufferView, OpaqueRef, Variant, VmList, VmRef};
+use fnabi::{Array, Dict, Error, Value};
+use fnabi_iree::{Device, IreeError, IreeModule, StatusCode};
+
+fn path(name: &str) -> String {
+    format!("{}/../fnabi/tests/fixtures/iree/{name}.vmfb", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn module(name: &str) -> IreeModule {
+    // SAFETY: the repository's fixture modules.
+    unsafe { IreeModule::load(path(name), Device::LocalSync) }.unwrap()
+}
+
+fn f32s(shape: &[usize], v: &[f32]) -> Value<'static> {
+    Value::from(Array::from_vec(shape, v.to_vec()).unwrap())
+}
+
+fn four() -> Value<'static> {
+    f32s(&[4], &[1.0, 2.0, 3.0, 4.0])
+}
+
+/// The message of a fnabi (not runtime) error.
+fn checked(r: Result<Value<'static>, Error>) -> String {
+    match r {
+        Ok(v) => panic!("expected an error, got {}", fnabi::json::to_string(&v)),
+        Err(Error::Runtime(e)) => panic!("the runtime was entered: {e}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// The IREE error of a runtime failure.
+fn runtime(r: Result<Value<'static>, Error>) -> IreeError {
+    match r {
+        Err(Error::Runtime(e)) => e.downcast_ref::<IreeError>().expect("an IreeError").clone(),
+        Err(e) => panic!("expected a runtime error, got: {e}"),
+        Ok(v) => panic!("expected an error, got {}", fnabi::json::to_string(&v)),
+    }
+}
+
+#[test]
+fn wrong_dtype_rank_and_static_dim() {
+    let add = module("add").function("add").unwrap();
+    let i = Value::from(Array::from_vec(&[4], vec![1i32, 2, 3, 4]).unwrap());
+    assert_eq!(checked(add.call([i, four()])), "argument 0: expected f32[4], got i32[4]");
+    assert_eq!(checked(add.call([four(), f32s(&[2, 2], &[0.0; 4])])), "argument 1: expected f32[4], got f32[2x2]");
+    assert_eq!(checked(add.call([four(), f32s(&[5], &[0.0; 5])])), "argument 1: expected f32[4], got f32[5]");
+    assert_eq!(checked(add.call([four(), Value::Int(3)])), "argument 1: expected f32[4], got int 3");
+    let dynamic = module("dynamic").function("dyn_add").unwrap();
+    assert_eq!(
+        checked(dynamic.call([f32s(&[2, 3], &[0.0; 6]), f32s(&[2, 4], &[0.0; 8])])),
+        "argument 0: expected f32[?x4], got f32[2x3]"
+    );
+    // Nested: the path inside the argument is named.
+    let f = module("nested").function("dict_in_tuple_out").unwrap();
+    let bad = Value::dict([("x", f32s(&[1, 4], &[0.0; 4])), ("y", f32s(&[4], &[0.0; 4]))]);
+    assert_eq!(checked(f.call([bad])), r#"argument 0 ["y"]: expected f32[1x4], got f32[4]"#);
+}
+
+#[test]
+fn wrong_scalars_strings_and_dicts() {
+    let m = module("add");
+    let add_i32 = m.function("add_i32").unwrap();
+    assert_eq!(
+        checked(add_i32.call([Value::Int(1 << 40), Value::Int(1)])),
+        "argument 0: expected i32 in -2147483648..=2147483647, got 1099511627776"
+    );
+    assert_eq!(checked(add_i32.call([Value::Float(1.5), Value::Int(1)])), "argument 0: expected i32, got float 1.5");
+    let n = module("nested");
+    let str_len = n.function("str_len").unwrap();
+    assert!(checked(str_len.call([Value::Int(3)])).starts_with("argument 0: expected "), "int for a string");
+    let dict8 = n.function("dict8").unwrap();
+    let seven = Value::dict((0..7).map(|k| (format!("k{k}"), four())));
+    assert!(checked(dict8.call([seven])).starts_with("argument 0: expected "), "a missing key");
+    let bytes_sum = n.function("bytes_sum").unwrap();
+    assert_eq!(
+        checked(bytes_sum.call([Value::List(vec![Value::Int(300); 5])])),
+        "argument 0 [0]: expected i8 in -128..=127, got 300"
+    );
+}
+
+#[test]
+fn wrong_arity_and_keywords() {
+    let m = module("add");
+    let add = m.function("add").unwrap();
+    assert_eq!(checked(add.call([four()])), "missing argument 1");
+    assert_eq!(
+        checked(add.call([four(), four(), four()])),
+        "too many positional arguments: the function takes 2, got 3"
+    );
+    assert_eq!(checked(add.call_kw(vec![four()], Dict::from_iter([("b", four())]))), "unknown keyword argument \"b\"");
+    let deep = module("nested").function("nested_deep").unwrap();
+    let arg = Value::dict([("a", Value::List(vec![four(), four()])), ("b", Value::dict([("c", four())]))]);
+    assert_eq!(
+        checked(deep.call_kw(vec![arg.clone()], Dict::from_iter([("beta", Value::Float(1.0))]))),
+        "unknown keyword argument \"beta\""
+    );
+    assert_eq!(
+        checked(deep.call_kw(vec![arg.clone(), Value::Float(1.0)], Dict::from_iter([("alpha", Value::Float(1.0))]))),
+        "argument \"alpha\" is given more than once"
+    );
+    assert_eq!(checked(deep.call([arg])), "missing argument 1 (alpha)");
+    let init = m.function("__init").unwrap();
+    // No reflection at all: the calling convention still counts.
+    assert_eq!(checked(init.call([Value::Int(1)])), "wrong number of arguments: expected 0, got 1");
+}
+
+#[test]
+fn unknown_function_module_and_device() {
+    let m = module("add");
+    let e = m.function("nope").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        r#"invalid argument: module "module" has no function "nope" (it exports ["add", "add_one", "scale", "add_i32", "__init"])"#
+    );
+    assert!(m.vm_call("nope", &VmList::variants(0)).is_err());
+    assert!(m.export("nope").is_err());
+    // SAFETY: the file does not exist; nothing is loaded.
+    let e = unsafe { IreeModule::load(path("missing"), Device::LocalSync) }.unwrap_err();
+    assert!(matches!(e, Error::Io { .. }), "{e}");
+    assert!(e.to_string().contains("missing.vmfb"), "{e}");
+    // A cut-short module is rejected with a byte offset before the runtime sees it.
+    let bytes = std::fs::read(path("add")).unwrap();
+    // SAFETY: fnabi's reader rejects these bytes before IREE would load them.
+    let e = unsafe { IreeModule::from_bytes(&bytes[..100], Device::LocalSync) }.unwrap_err();
+    assert_eq!(e.to_string(), "vmfb at byte 64: the module FlatBuffer is cut short (7296 bytes needed, 36 available)");
+    // SAFETY: as above.
+    let e = unsafe { IreeModule::from_bytes(b"not a module", Device::LocalSync) }.unwrap_err();
+    assert!(matches!(e, Error::Vmfb(_)), "{e}");
+    assert!("gpu".parse::<Device>().is_err());
+}
+
+#[test]
+fn runtime_failures_carry_iree_messages() {
+    let m = module("add");
+    // Called dynamically (no fnabi checks), a wrong call reaches the runtime.
+    let add = m.function_with_abi("add", FunctionAbi::dynamic()).unwrap();
+    let e = runtime(add.call([four()]));
+    assert_eq!(e.code(), StatusCode::InvalidArgument);
+    assert_eq!(e.operation(), "calling module.add");
+    assert!(
+        e.message().contains("INVALID_ARGUMENT; input list and function mismatch; expected 2 arguments but passed 1"),
+        "{}",
+        e.message()
+    );
+    assert!(e.to_string().starts_with("IREE runtime (calling module.add): "), "{e}");
+    // The module's own checks of its arguments: element type and shape.
+    let i = Value::from(Array::from_vec(&[4], vec![1i32, 2, 3, 4]).unwrap());
+    let e = runtime(add.call([i, four()]));
+    assert_eq!(e.code(), StatusCode::InvalidArgument);
+    assert!(e.message().contains("element type mismatch"), "{}", e.message());
+    let e = runtime(add.call([f32s(&[5], &[0.0; 5]), four()]));
+    assert!(e.message().contains("shape"), "{}", e.message());
+    // What the runtime says about a value where a buffer view belongs.
+    let e = runtime(add.call([Value::Int(1), four()]));
+    assert_eq!(e.code(), StatusCode::FailedPrecondition, "{e}");
+    // The function stays usable after failures.
+    let add = m.function("add").unwrap();
+    let out = add.call([four(), four()]).unwrap();
+    assert_eq!(out.as_array().unwrap().to_vec::<f32>().unwrap(), [2.0, 4.0, 6.0, 8.0]);
+}
+
+#[test]
+fn vm_calls_check_the_calling_convention() {
+    let m = module("add");
+    let x = Variant::buffer_view(BufferView::new(Array::from_vec(&[4], vec![1.0f32; 4]).unwrap()).unwrap());
+    let e = m.vm_call("add", &VmList::from_variants(vec![x.clone()])).err().unwrap();
+    assert_eq!(e.to_string(), "wrong number of arguments: expected 2, got 1");
+    let e = m.vm_call("add", &VmList::from_variants(vec![x.clone(), Variant::I32(1)])).err().unwrap();
+    assert_eq!(e.to_string(), "VM argument 1: expected a ref or none (cconv `r`), got i32 1");
+    let fence = Variant::Ref(VmRef::Opaque(OpaqueRef::new("!hal.fence", Box::new(1u8))));
+    let e = m.vm_call("add", &VmList::from_variants(vec![x.clone(), fence])).err().unwrap();
+    assert_eq!(
+        e.to_string(),
+        "VM reference: expected a reference the IREE runtime made, got an opaque !hal.fence made elsewhere"
+    );
+    // The runtime's check of a prebuilt list: a mismatched element type.
+    let i = Variant::buffer_view(BufferView::new(Array::from_vec(&[4], vec![1i32; 4]).unwrap()).unwrap());
+    let mut call = m.vm_call("add", &VmList::from_variants(vec![x.clone(), i])).unwrap();
+    let e = call.invoke().unwrap_err();
+    assert!(e.to_string().contains("element type mismatch"), "{e}");
+    // And a good one.
+    let mut call = m.vm_call("add", &VmList::from_variants(vec![x.clone(), x])).unwrap();
+    call.invoke().unwrap();
+    assert_eq!(call.result_count(), 1);
+    let r = call.results().unwrap();
+    assert_eq!(r[0].as_buffer_view().unwrap().array().to_vec::<f32>().unwrap(), [2.0; 4]);
+}
+
+#[test]
+fn async_vm_calls_get_their_fences() {
+    let m = module("async");
+    let x = Variant::buffer_view(BufferView::new(Array::from_vec(&[4], vec![1.0f32, 2.0, 3.0, 4.0]).unwrap()).unwrap());
+    let mut call = m.vm_call("add_async", &VmList::from_variants(vec![x.clone(), x])).unwrap();
+    for _ in 0..3 {
+        call.invoke().unwrap();
+        let r = call.results().unwrap();
+        assert_eq!(r[0].as_buffer_view().unwrap().array().to_vec::<f32>().unwrap(), [2.0, 4.0, 6.0, 8.0]);
+    }
+}
