@@ -31,15 +31,17 @@
 //! result struct) across calls for hot loops.
 
 use super::MlirError;
+use super::program::{Program, StepKind, bind_dense};
 use super::signature::{FuncDecl, parse_functions};
-use super::trampoline::{self, Frame, ReturnReg};
+use super::trampoline::{self, Frame, Loc, ReturnReg};
 use super::types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};
 use crate::array::Array;
 use crate::buffer::{BufferDescription, Cast, Decision, LayoutPreference, oracle};
 use crate::error::Error;
 use crate::memory::{Arena, ArenaScope};
 use crate::memref::{
-    DynMemRef, InputMemory, MAX_RANK, adopt_fresh_results, adopt_results_into, convert_for, copy_into, fill_descriptor,
+    DynMemRef, InputMemory, MAX_RANK, adopt_fresh_result, adopt_fresh_results, adopt_results_into, convert_for,
+    copy_into, fill_descriptor,
 };
 use crate::raw::{BufferType, Dim, RawType};
 use crate::scalar::ScalarType;
@@ -439,14 +441,6 @@ impl MlirLibrary {
     }
 }
 
-/// Where an argument goes.
-#[derive(Clone, Copy, Debug)]
-enum Loc {
-    Int(usize),
-    Float(usize),
-    Stack(usize),
-}
-
 #[derive(Clone, Copy, Debug)]
 enum Ret {
     Void,
@@ -470,6 +464,8 @@ struct ArgPlan {
 #[derive(Clone)]
 struct Plan {
     args: Vec<ArgPlan>,
+    /// The same arguments as flat records for the fast binding path.
+    program: Program,
     ret: Ret,
     /// Byte offset of each result in the packed result struct.
     result_offsets: Vec<usize>,
@@ -480,13 +476,15 @@ struct Plan {
     has_unranked_args: bool,
     /// No unranked argument, no packed result: `bind_simple` may apply.
     simple: bool,
-    /// No unranked argument, packed results that are all scalars or ranked
-    /// memrefs: `bind_simple` applies, then `take_packed`.
-    simple_packed: bool,
     /// Where the result comes back.
     ret_reg: ReturnReg,
     /// The type of a register result.
     direct_ty: Option<ElementType>,
+    /// `simple || simple_packed`: the fast binding path may apply.
+    fast: bool,
+    /// The element type and rank of the one result when it is a ranked
+    /// memref (returned packed, its descriptor at the start of the words).
+    one_memref: Option<(ElementType, usize)>,
 }
 
 impl Plan {
@@ -509,6 +507,7 @@ impl Plan {
         let mut at = if packed { result_size.div_ceil(8) } else { 0 };
         let (mut n_int, mut n_float, mut n_stack) = (usize::from(packed), 0, 0);
         let mut args = Vec::with_capacity(ty.inputs.len());
+        let mut program = Program::default();
         let mut has_unranked_args = false;
         for t in &ty.inputs {
             let float = matches!(t, MlirType::Scalar(e) if e.is_float());
@@ -526,6 +525,7 @@ impl Plan {
                 (MlirType::MemRef(m), RawType::Buffer(b)) if !has_static_offset(m) => Some((b, layout_preference(m))),
                 _ => None,
             };
+            program.push(t, loc, at);
             args.push(ArgPlan { ty: t.clone(), loc, at, oracle });
             match t {
                 MlirType::MemRef(m) => at += 3 + 2 * m.rank(),
@@ -549,18 +549,28 @@ impl Plan {
             (false, Some(MlirType::Scalar(e))) => Ret::Reg(*e),
             (false, Some(_)) => unreachable!("a memref result is packed"),
         };
+        let simple = !has_unranked_args && !matches!(ret, Ret::Packed);
+        let simple_packed = !has_unranked_args
+            && matches!(ret, Ret::Packed)
+            && !ty.results.iter().any(|t| matches!(t, MlirType::UnrankedMemRef(_)));
+        let one_memref = match ty.results.as_slice() {
+            [MlirType::MemRef(m)] if result_offsets.first() == Some(&0) => Some((m.element, m.rank())),
+            _ => None,
+        };
         Ok(Plan {
             args,
+            program,
             ret,
             result_offsets,
             fixed_words: at,
             stack_slots: n_stack,
             full: n_float > 0 || n_stack > 0,
             has_unranked_args,
-            simple: !has_unranked_args && !matches!(ret, Ret::Packed),
-            simple_packed: !has_unranked_args
-                && matches!(ret, Ret::Packed)
-                && !ty.results.iter().any(|t| matches!(t, MlirType::UnrankedMemRef(_))),
+            simple,
+            // No unranked argument, packed results that are all scalars or
+            // ranked memrefs: `bind_simple` applies, then `take_packed`.
+            fast: simple || simple_packed,
+            one_memref,
             ret_reg: match ret {
                 Ret::Reg(e) if e.is_float() => ReturnReg::Float,
                 _ => ReturnReg::Int,
@@ -734,24 +744,117 @@ impl PreparedCall {
         let f = &self.func.inner;
         // Libraries with host bindings take the general path: it reports a
         // host function's failure after the call.
-        if (f.plan.simple || f.plan.simple_packed)
-            && f.lib.host.is_none()
-            && simple_args(args)
-            && bind_simple(f, &mut self.scratch, args).is_some()
-        {
+        if f.plan.fast && f.lib.host.is_none() && bind_simple(f, &mut self.scratch, args).is_some() {
             let s = &mut self.scratch;
             if f.plan.simple {
                 let bits = invoke_simple(f, s);
                 return Ok(Results { outs: &mut s.outs, direct: f.plan.direct(bits) });
             }
             // Packed results: the result struct is at the start of the words.
-            s.frame.ints[0] = s.words.as_ptr() as u64;
+            s.frame.regs[0] = s.words.as_ptr() as u64;
             invoke(f.fp, &s.frame, ReturnReg::Int);
             s.outs.clear();
-            take_packed(f, &s.words, &mut s.outs, &[], args, f.plan.fixed_words)?;
+            // Bound on the fast path: every memref argument is an `Arg::Array`.
+            let inputs: SmallVec<[&Array<'_>; 16]> = f
+                .plan
+                .program
+                .steps
+                .iter()
+                .zip(args.iter())
+                .filter_map(|(step, a)| match (step.kind, a) {
+                    (StepKind::Dense(_) | StepKind::Strided, Arg::Array(a)) => Some(*a),
+                    _ => None,
+                })
+                .collect();
+            take_packed(f, &s.words, &mut s.outs, &inputs, f.plan.fixed_words)?;
             return Ok(Results { outs: &mut s.outs, direct: None });
         }
         run(f, &mut self.scratch, args)
+    }
+
+    /// Calls with host values as the arguments, in raw order (a structured
+    /// call's flattened leaves: arrays and scalars), on the fast path only:
+    /// `Ok(None)` when the function or an argument needs the general path —
+    /// then nothing was called, and the caller binds the same leaves as
+    /// [`Arg`]s for [`call`](PreparedCall::call), which converts or
+    /// explains.
+    ///
+    /// Every argument is checked as [`call`](PreparedCall::call) checks it;
+    /// results are adopted the same way (one callee-allocated memref result
+    /// without the `Vec` of results).
+    #[inline]
+    pub(crate) fn call_values(&mut self, leaves: &[&Value<'_>]) -> Result<Option<Returned>, Error> {
+        let f = &*self.func.inner;
+        let plan = &f.plan;
+        let steps = &plan.program.steps;
+        if !plan.fast || f.lib.host.is_some() || leaves.len() != steps.len() {
+            return Ok(None);
+        }
+        let s = &mut self.scratch;
+        let base = s.words.as_ptr() as u64;
+        for (i, (step, leaf)) in steps.iter().zip(leaves).enumerate() {
+            // The common case inline: an array for an identity-layout memref.
+            if let (StepKind::Dense(dtype), Value::Array(a)) = (step.kind, leaf) {
+                let at = step.at as usize;
+                let fits = match (s.words.get_mut(at..at + 3 + 2 * step.rank as usize), plan.program.dims_of(step)) {
+                    (Some(w), Some(fixed)) => bind_dense(a, dtype, fixed, w) || fill_general(plan, i, a, w),
+                    _ => false,
+                };
+                if !fits {
+                    return Ok(None);
+                }
+                s.frame.set_slot(step.slot as usize, base + 8 * at as u64);
+            } else if !bind_value(plan, &mut s.words, &mut s.frame, i, leaf) {
+                return Ok(None);
+            }
+        }
+        if plan.simple {
+            let bits = invoke(f.fp, &s.frame, plan.ret_reg);
+            return Ok(Some(match plan.direct_ty {
+                Some(e) => Returned::One(Scalar::from_bits(e, bits).to_value()?),
+                None => Returned::Many(Vec::new()),
+            }));
+        }
+        // Packed results: the result struct is at the start of the words.
+        s.frame.regs[0] = base;
+        invoke(f.fp, &s.frame, ReturnReg::Int);
+        if let Some((elem, rank)) = plan.one_memref {
+            // The storage of the arrays the callee was given (the memref
+            // arguments), for results that alias one.
+            let mut ranges: SmallVec<[(usize, usize); 16]> = SmallVec::new();
+            for (step, leaf) in steps.iter().zip(leaves) {
+                if let (StepKind::Dense(_) | StepKind::Strided, Value::Array(a)) = (step.kind, leaf) {
+                    let start = a.storage_ptr() as usize;
+                    ranges.push((start, start + a.storage_len()));
+                }
+            }
+            let image = f.lib.image.get().map_or(&[][..], Vec::as_slice);
+            let keep: Arc<dyn std::any::Any + Send + Sync> = f.lib.clone();
+            let desc = s.words.get(..3 + 2 * rank).unwrap_or(&[]);
+            // SAFETY: the descriptor was just returned by the callee, which
+            // follows MLIR's conventions (the library's contract): callee
+            // memory comes from libc malloc and is ours now; the ranges are
+            // the arguments' storage.
+            if let Some(a) = unsafe { adopt_fresh_result(elem, desc, &ranges, image, Some(keep)) } {
+                return Ok(Some(Returned::One(Value::Array(a))));
+            }
+        }
+        // The arrays the callee was given (the memref arguments).
+        let inputs = leaves.iter().zip(steps).filter_map(|(v, step)| match (step.kind, v) {
+            (StepKind::Dense(_) | StepKind::Strided, Value::Array(a)) => Some(&**a),
+            _ => None,
+        });
+        let inputs: SmallVec<[&Array<'_>; 16]> = inputs.collect();
+        s.outs.clear();
+        take_packed(f, &s.words, &mut s.outs, &inputs, plan.fixed_words)?;
+        let mut values = Results { outs: &mut s.outs, direct: None }.into_values()?;
+        Ok(Some(match (plan.one_memref, values.pop()) {
+            (Some(_), Some(v)) => Returned::One(v),
+            (_, last) => {
+                values.extend(last);
+                Returned::Many(values)
+            }
+        }))
     }
 
     /// The function.
@@ -791,6 +894,29 @@ impl PreparedCall {
         }
         Ok(BoundCall { call: self, _args: std::marker::PhantomData })
     }
+}
+
+/// What a call through [`PreparedCall::call_leaves`] returned.
+pub(crate) enum Returned {
+    /// Exactly one result.
+    One(Value<'static>),
+    /// Any other number of results, in raw order.
+    Many(Vec<Value<'static>>),
+}
+
+/// Binds host value `leaf` as argument `i` on the fast path (any argument
+/// but the inline case of [`PreparedCall::call_values`]); false when the
+/// general path must decide.
+#[inline(never)]
+fn bind_value(plan: &Plan, words: &mut [i64], frame: &mut Frame, i: usize, leaf: &Value<'_>) -> bool {
+    let arg = match leaf {
+        Value::Array(a) => Arg::Array(a),
+        Value::Int(v) => Arg::Int(*v),
+        Value::Float(v) => Arg::Float(*v),
+        Value::Bool(v) => Arg::Bool(*v),
+        _ => return false,
+    };
+    bind_fast(plan, words, frame, i, &arg).is_some()
 }
 
 fn reborrow<'x>(a: &'x Arg<'_, '_>) -> Arg<'x, 'x> {
@@ -942,12 +1068,6 @@ impl Drop for Results<'_> {
             self.outs.clear();
         }
     }
-}
-
-/// True when no argument is mutable (the fast path reads arrays only).
-#[inline]
-fn simple_args(args: &[Arg<'_, '_>]) -> bool {
-    !args.iter().any(|a| matches!(a, Arg::Mut(_)))
 }
 
 fn arg_error(i: ArgLabel<'_>, t: &MlirType, msg: impl std::fmt::Display) -> Error {
@@ -1163,15 +1283,11 @@ fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>]) -> Result<
                 ptr_of(ap.at)
             }
         };
-        match ap.loc {
-            Loc::Int(k) => s.frame.ints[k] = bits,
-            Loc::Float(k) => s.frame.floats[k] = bits,
-            Loc::Stack(k) => s.frame.stack[k] = bits,
-        }
+        s.frame.set(ap.loc, bits);
     }
     let ret_reg = match plan.ret {
         Ret::Packed => {
-            s.frame.ints[0] = ptr_of(0);
+            s.frame.regs[0] = ptr_of(0);
             ReturnReg::Int
         }
         Ret::Reg(e) if e.is_float() => ReturnReg::Float,
@@ -1183,7 +1299,7 @@ fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>]) -> Result<
     if let Some(e) = scope.and_then(super::host::CallScope::finish) {
         // A host function failed: free what the call returned, report it.
         if matches!(plan.ret, Ret::Packed) {
-            let _ = take_packed(f, &s.words, &mut s.outs, &temps, args, total);
+            let _ = take_packed(f, &s.words, &mut s.outs, &passed(ty, args, &temps), total);
             s.outs.clear();
         }
         return Err(e);
@@ -1199,43 +1315,105 @@ fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>]) -> Result<
         Ret::Void => None,
         Ret::Reg(e) => Some((e, bits)),
         Ret::Packed => {
-            take_packed(f, &s.words, &mut s.outs, &temps, args, total)?;
+            take_packed(f, &s.words, &mut s.outs, &passed(ty, args, &temps), total)?;
             None
         }
     };
     Ok(Results { outs: &mut s.outs, direct })
 }
 
+/// The arrays whose memory a call gave the callee: each memref argument,
+/// or its converted copy.
+fn passed<'x>(
+    ty: &FunctionType,
+    args: &'x [Arg<'_, '_>],
+    temps: &'x [(usize, Array<'_>)],
+) -> SmallVec<[&'x Array<'x>; 16]> {
+    let mut out: SmallVec<[&Array<'_>; 16]> = SmallVec::new();
+    for (i, (t, a)) in ty.inputs.iter().zip(args).enumerate() {
+        if !t.is_memref() {
+            continue;
+        }
+        if let Some((_, c)) = temps.iter().find(|(k, _)| *k == i) {
+            out.push(c);
+            continue;
+        }
+        match a {
+            Arg::Array(a) => out.push(a),
+            Arg::Mut(a) => out.push(a),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Binds the common case without allocation or conversion: ranked memrefs
-/// whose layout fits as-is, scalars, a result in a register or none.
-/// `None` when the call needs the general path (which redoes everything).
+/// whose layout fits as-is, scalars, a result in a register or packed
+/// results without unranked memrefs. `None` when the call needs the
+/// general path (which redoes everything).
 #[inline]
 fn bind_simple(f: &FnInner, s: &mut Scratch, args: &[Arg<'_, '_>]) -> Option<()> {
     let plan = &f.plan;
-    if !(plan.simple || plan.simple_packed) || args.len() != plan.args.len() {
+    if !plan.fast || args.len() != plan.program.steps.len() {
         return None;
     }
-    let words = s.words.as_mut_slice();
-    let base = words.as_ptr() as u64;
-    for (i, (ap, arg)) in plan.args.iter().zip(args).enumerate() {
-        let bits = match (&ap.ty, arg) {
-            (MlirType::MemRef(m), Arg::Array(a)) => {
-                let w = words.get_mut(ap.at..ap.at + 3 + 2 * m.rank())?;
-                if !matches!(fill_descriptor(a, m, w), Ok(true)) {
-                    return None;
-                }
-                base + 8 * ap.at as u64
-            }
-            (MlirType::Scalar(e), a) => scalar_bits(f.label(i), &ap.ty, *e, a).ok()?,
-            _ => return None,
-        };
-        match ap.loc {
-            Loc::Int(k) => s.frame.ints[k] = bits,
-            Loc::Float(k) => s.frame.floats[k] = bits,
-            Loc::Stack(k) => s.frame.stack[k] = bits,
-        }
+    for (i, arg) in args.iter().enumerate() {
+        bind_fast(plan, &mut s.words, &mut s.frame, i, arg)?;
     }
     Some(())
+}
+
+/// Binds argument `i` on the fast path: writes its descriptor (a memref
+/// that fits its type as-is) and its register or stack slot; returns the
+/// array when the argument is a memref. `None` when the general path must
+/// decide (a conversion, a mutable array, an unranked memref, any error:
+/// that path reports it).
+#[inline(always)]
+fn bind_fast<'x, 'b>(
+    plan: &Plan,
+    words: &mut [i64],
+    frame: &mut Frame,
+    i: usize,
+    arg: &Arg<'x, 'b>,
+) -> Option<Option<&'x Array<'b>>> {
+    let step = plan.program.steps.get(i)?;
+    let (bits, array) = match (step.kind, arg) {
+        (StepKind::Dense(dtype), Arg::Array(a)) => {
+            let at = step.at as usize;
+            let base = words.as_ptr() as u64;
+            let w = words.get_mut(at..at + 3 + 2 * step.rank as usize)?;
+            if !bind_dense(a, dtype, plan.program.dims_of(step)?, w) && !fill_general(plan, i, a, w) {
+                return None;
+            }
+            (base + 8 * at as u64, Some(*a))
+        }
+        (StepKind::Strided, Arg::Array(a)) => {
+            let at = step.at as usize;
+            let base = words.as_ptr() as u64;
+            let w = words.get_mut(at..at + 3 + 2 * step.rank as usize)?;
+            if !fill_general(plan, i, a, w) {
+                return None;
+            }
+            (base + 8 * at as u64, Some(*a))
+        }
+        (StepKind::Scalar(e), a) => {
+            let label = ArgLabel { index: i, name: None };
+            (scalar_bits(label, &plan.args.get(i)?.ty, e, a).ok()?, None)
+        }
+        _ => return None,
+    };
+    frame.set_slot(step.slot as usize, bits);
+    Some(array)
+}
+
+/// `fill_descriptor` for argument `i` (kept out of line: the rarer cases).
+#[cold]
+#[inline(never)]
+fn fill_general(plan: &Plan, i: usize, a: &Array<'_>, w: &mut [i64]) -> bool {
+    match plan.args.get(i).map(|p| &p.ty) {
+        Some(MlirType::MemRef(m)) => matches!(fill_descriptor(a, m, w), Ok(true)),
+        _ => false,
+    }
 }
 
 /// Invokes a call bound by `bind_simple`: the register result's bits.
@@ -1267,12 +1445,14 @@ fn invoke(_fp: usize, _frame: &Frame, _ret: ReturnReg) -> u64 {
 
 /// Reads the packed result struct: scalars, ranked descriptors, unranked
 /// descriptors (whose malloc'ed ranked part is copied and freed).
+/// `inputs` are the arrays whose memory the callee was given (converted
+/// copies in place of the arguments they stand for), for results that
+/// alias them.
 fn take_packed(
     f: &FnInner,
     words: &[i64],
     outs: &mut Vec<Out>,
-    temps: &[(usize, Array<'_>)],
-    args: &[Arg<'_, '_>],
+    inputs: &[&Array<'_>],
     total: usize,
 ) -> Result<(), Error> {
     let base = words.as_ptr().cast::<u8>();
@@ -1337,18 +1517,8 @@ fn take_packed(
             slot_of.push(r);
         }
     }
-    let storage = |a: &Array<'_>| (a.storage_ptr() as usize, a.storage_ptr() as usize + a.storage_len());
-    let mut ranges: SmallVec<[(usize, usize); 16]> = SmallVec::new();
-    for a in args {
-        match a {
-            Arg::Array(a) => ranges.push(storage(a)),
-            Arg::Mut(a) => ranges.push(storage(a)),
-            _ => {}
-        }
-    }
-    for (_, c) in temps {
-        ranges.push(storage(c));
-    }
+    let storage = |a: &&Array<'_>| (a.storage_ptr() as usize, a.storage_ptr() as usize + a.storage_len());
+    let ranges: SmallVec<[(usize, usize); 16]> = inputs.iter().map(storage).collect();
     // SAFETY: the descriptors were just returned by the callee, which follows
     // MLIR's conventions (the library's contract): callee memory comes from
     // libc malloc and is ours now; `ranges` are the arguments' storage.
@@ -1358,21 +1528,8 @@ fn take_packed(
     if done {
         return Ok(());
     }
-    let mut inputs: SmallVec<[InputMemory<'_>; 16]> = SmallVec::new();
-    for (i, (t, a)) in f.ty.inputs.iter().zip(args).enumerate() {
-        if !t.is_memref() || temps.iter().any(|(k, _)| *k == i) {
-            continue;
-        }
-        let a: &Array<'_> = match a {
-            Arg::Array(a) => a,
-            Arg::Mut(a) => a,
-            _ => continue,
-        };
-        inputs.push(InputMemory { array: a, allocated: a.storage_ptr() as usize });
-    }
-    for (_, c) in temps {
-        inputs.push(InputMemory { array: c, allocated: c.storage_ptr() as usize });
-    }
+    let inputs: SmallVec<[InputMemory<'_>; 16]> =
+        inputs.iter().map(|a| InputMemory { array: a, allocated: a.storage_ptr() as usize }).collect();
     // SAFETY: the descriptors were just returned by the callee, which follows
     // MLIR's conventions (the library's contract): callee memory comes from
     // libc malloc and is ours now; `inputs` are the arrays we passed.

@@ -55,12 +55,34 @@ pub(crate) enum ReturnReg {
     Float,
 }
 
+/// Where an argument goes: an integer register, a float register or a
+/// stack slot, by index in its class.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Loc {
+    Int(usize),
+    Float(usize),
+    Stack(usize),
+}
+
+impl Loc {
+    /// Its index in a [`Frame`]'s slots: the integer registers, then the
+    /// float registers, then the stack slots.
+    pub(crate) fn slot(self) -> usize {
+        match self {
+            Loc::Int(k) => k,
+            Loc::Float(k) => INT_REGS + k,
+            Loc::Stack(k) => REGS + k,
+        }
+    }
+}
+
+/// Integer plus float registers.
+pub(crate) const REGS: usize = INT_REGS + FLOAT_REGS;
+
 /// The argument registers and stack slots of one call.
 pub(crate) struct Frame {
-    /// `rdi, rsi, rdx, rcx, r8, r9`.
-    pub ints: [u64; INT_REGS],
-    /// `xmm0`–`xmm7`, as bit patterns.
-    pub floats: [u64; FLOAT_REGS],
+    /// `rdi, rsi, rdx, rcx, r8, r9`, then `xmm0`–`xmm7` as bit patterns.
+    pub regs: [u64; REGS],
     /// The stack slots, `stack_bucket(n)` long.
     pub stack: Vec<u64>,
     /// False when no float register and no stack slot is used.
@@ -70,7 +92,36 @@ pub(crate) struct Frame {
 impl Frame {
     pub(crate) fn new(stack_slots: usize, full: bool) -> Frame {
         let len = stack_bucket(stack_slots).unwrap_or(MAX_STACK_SLOTS);
-        Frame { ints: [0; INT_REGS], floats: [0; FLOAT_REGS], stack: vec![0; len], full }
+        Frame { regs: [0; REGS], stack: vec![0; len], full }
+    }
+
+    /// Puts an argument's bits where `loc` says.
+    #[inline(always)]
+    pub(crate) fn set(&mut self, loc: Loc, bits: u64) {
+        self.set_slot(loc.slot(), bits);
+    }
+
+    /// Puts an argument's bits in slot `k` ([`Loc::slot`]).
+    #[inline(always)]
+    pub(crate) fn set_slot(&mut self, k: usize, bits: u64) {
+        match self.regs.get_mut(k) {
+            Some(r) => *r = bits,
+            None => self.stack[k - REGS] = bits,
+        }
+    }
+
+    /// The integer registers.
+    #[inline(always)]
+    pub(crate) fn ints(&self) -> &[u64; INT_REGS] {
+        let [i @ .., _, _, _, _, _, _, _, _] = &self.regs;
+        i
+    }
+
+    /// The float registers.
+    #[inline(always)]
+    pub(crate) fn floats(&self) -> &[u64; FLOAT_REGS] {
+        let [_, _, _, _, _, _, x @ ..] = &self.regs;
+        x
     }
 }
 
@@ -87,7 +138,7 @@ impl Frame {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) unsafe fn invoke(fp: *const c_void, frame: &Frame, ret: ReturnReg) -> u64 {
-    let i = &frame.ints;
+    let i = frame.ints();
     if !frame.full {
         // SAFETY: (for both arms) the caller guarantees `fp` is a System V
         // function whose arguments are integer-class and all in `ints`; a
@@ -125,8 +176,8 @@ pub(crate) unsafe fn invoke(fp: *const c_void, frame: &Frame, ret: ReturnReg) ->
 #[cfg(target_arch = "x86_64")]
 #[inline(never)]
 unsafe fn invoke_full(fp: *const c_void, frame: &Frame, ret: ReturnReg) -> u64 {
-    let i = &frame.ints;
-    let x = |k: usize| f64::from_bits(frame.floats[k]);
+    let i = frame.ints();
+    let x = |k: usize| f64::from_bits(frame.floats()[k]);
     let s = &frame.stack;
     macro_rules! full {
         ($($k:literal)*) => {{
@@ -202,12 +253,14 @@ mod tests {
                 + f64::from(z) * 1e9
         }
         let mut fr = Frame::new(2, true);
-        fr.ints = [(-1i32) as i64 as u64, 2, 3, 4, 5, 6];
-        fr.floats[0] = u64::from(1.5f32.to_bits());
-        fr.floats[1] = 2.0f64.to_bits();
-        fr.floats[2] = u64::from(3.0f32.to_bits());
-        fr.stack[0] = 7;
-        fr.stack[1] = (-8i8) as i64 as u64;
+        for (k, v) in [(-1i32) as i64 as u64, 2, 3, 4, 5, 6].into_iter().enumerate() {
+            fr.set(Loc::Int(k), v);
+        }
+        fr.set(Loc::Float(0), u64::from(1.5f32.to_bits()));
+        fr.set(Loc::Float(1), 2.0f64.to_bits());
+        fr.set(Loc::Float(2), u64::from(3.0f32.to_bits()));
+        fr.set(Loc::Stack(0), 7);
+        fr.set(Loc::Stack(1), (-8i8) as i64 as u64);
         // SAFETY: `mixed` takes 7 integer-class arguments (6 in registers,
         // `g` in stack slot 0) and 3 float-class ones (xmm0-2), returns f64.
         let r = f64::from_bits(unsafe { invoke(mixed as *const c_void, &fr, ReturnReg::Float) });
@@ -217,8 +270,8 @@ mod tests {
             a - i64::from(b)
         }
         let mut fr = Frame::new(0, false);
-        fr.ints[0] = 10;
-        fr.ints[1] = 3;
+        fr.set(Loc::Int(0), 10);
+        fr.set(Loc::Int(1), 3);
         // SAFETY: `sub` takes two integer-class arguments and returns i64.
         assert_eq!(unsafe { invoke(sub as *const c_void, &fr, ReturnReg::Int) }, 7);
     }

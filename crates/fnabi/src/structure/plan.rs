@@ -83,6 +83,30 @@ enum Node {
 
 static NONE: Value<'static> = Value::None;
 
+/// String equality for dict keys, which are short: two overlapping
+/// fixed-size loads per side instead of a `memcmp` call (most of the cost
+/// of comparing a 2-byte key).
+#[inline(always)]
+fn key_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    /// The first and the last `N` bytes of `s` (which has at least `N`).
+    fn ends<const N: usize>(s: &[u8]) -> Option<([u8; N], [u8; N])> {
+        Some((s.get(..N)?.try_into().ok()?, s.get(s.len().checked_sub(N)?..)?.try_into().ok()?))
+    }
+    match n {
+        0 => true,
+        1 => a[0] == b[0],
+        2..=3 => ends::<2>(a) == ends::<2>(b),
+        4..=7 => ends::<4>(a) == ends::<4>(b),
+        8..=16 => ends::<8>(a) == ends::<8>(b),
+        _ => a == b,
+    }
+}
+
 struct Compiler {
     nodes: Vec<Node>,
     seq_edges: Vec<(u32, u32)>,
@@ -301,6 +325,21 @@ impl Plan {
                 got: out.len(),
             }));
         }
+        self.flatten_with(value, &mut |slot, v| out[slot as usize] = v)
+    }
+
+    /// Walks `value` and hands each leaf to `put(slot, leaf)`, each slot
+    /// `0..leaf_count` exactly once when the walk succeeds (slots are the
+    /// output positions of [`flatten`](Plan::flatten)). `put` may be called
+    /// for some leaves before an error is found. For a caller that consumes
+    /// the leaves at once (binding them as call arguments, say) instead of
+    /// collecting them first.
+    #[inline]
+    pub(crate) fn flatten_with<'v, 'a, F: FnMut(u32, &'v Value<'a>)>(
+        &self,
+        value: &'v Value<'a>,
+        put: &mut F,
+    ) -> Result<(), StructureError> {
         if self.nodes.is_empty() {
             return match value {
                 Value::None => Ok(()),
@@ -309,7 +348,7 @@ impl Plan {
                 _ => Err(StructureError::expected("None (the side is empty)", value)),
             };
         }
-        self.flat(0, value, &mut |slot, v| out[slot as usize] = v)
+        self.flat(0, value, put)
     }
 
     /// Walks `v` along node `id`, handing each leaf to `put` with its slot.
@@ -370,21 +409,19 @@ impl Plan {
                 if entries.len() == edges.len() {
                     // Fast path: the value's keys in the structure's order
                     // (a dict built by `unflatten`, or by a caller in key order).
-                    let mut i = 0;
-                    while i < edges.len() {
-                        let (k, child) = &edges[i];
-                        let (vk, vv) = &entries[i];
-                        if !(std::sync::Arc::ptr_eq(k, vk) || k == vk) {
+                    let mut in_order = true;
+                    for ((k, child), (vk, vv)) in edges.iter().zip(entries) {
+                        if !(std::sync::Arc::ptr_eq(k, vk) || key_eq(k, vk)) {
+                            in_order = false;
                             break;
                         }
-                        match self.nodes[*child as usize] {
+                        match self.nodes.get(*child as usize) {
                             // A dict of leaves (of arrays, typically): no recursion.
-                            Node::Leaf { slot } => put(slot, vv),
+                            Some(Node::Leaf { slot }) => put(*slot, vv),
                             _ => self.flat(*child, vv, put).map_err(|e| e.within(PathKey::Name(k.clone())))?,
                         }
-                        i += 1;
                     }
-                    if i == edges.len() {
+                    if in_order {
                         return Ok(());
                     }
                 }
