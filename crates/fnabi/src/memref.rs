@@ -826,7 +826,7 @@ pub unsafe fn adopt_fresh_result(
     // SAFETY: the buffer spans exactly the result's extent; its data is
     // aligned, its shape fits `isize` and its bools are 0 or 1
     // (`describe_result`, `check_result_bools`).
-    Some(Box::new(unsafe { Array::from_parts(dtype, shape, strides, data - lo, Arc::new(buf)) }))
+    Some(unsafe { Array::boxed_from_parts(dtype, shape, strides, data - lo, Arc::new(buf)) })
 }
 
 /// [`adopt_results`] handing each array to `put(result index, array)` as

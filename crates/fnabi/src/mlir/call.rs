@@ -150,26 +150,9 @@ impl Scalar {
     }
 
     /// The scalar of type `e` in the low bits of `bits`.
+    #[inline]
     pub(crate) fn from_bits(e: ElementType, bits: u64) -> Scalar {
-        use ScalarType as S;
-        match e {
-            ElementType::I1 => Scalar::Bool(bits & 1 == 1),
-            ElementType::Index => Scalar::Index(bits as i64),
-            ElementType::Scalar(s) => match s {
-                S::I8 => Scalar::I8(bits as i8),
-                S::I16 => Scalar::I16(bits as i16),
-                S::I32 => Scalar::I32(bits as i32),
-                S::I64 => Scalar::I64(bits as i64),
-                S::U8 => Scalar::U8(bits as u8),
-                S::U16 => Scalar::U16(bits as u16),
-                S::U32 => Scalar::U32(bits as u32),
-                S::U64 => Scalar::U64(bits),
-                S::F16 => Scalar::F16(f16::from_bits(bits as u16)),
-                S::BF16 => Scalar::BF16(bf16::from_bits(bits as u16)),
-                S::F32 => Scalar::F32(f32::from_bits(bits as u32)),
-                S::F64 => Scalar::F64(f64::from_bits(bits)),
-            },
-        }
+        RegKind::of(e).scalar(bits)
     }
 
     /// Reads a scalar of type `e` from memory.
@@ -187,6 +170,72 @@ impl Scalar {
             }
         };
         Scalar::from_bits(e, bits)
+    }
+}
+
+/// The type of a scalar result returned in a register, as one flat code
+/// (an [`ElementType`] is two-level): turning the register's bits into a
+/// [`Scalar`] is then a single jump.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RegKind {
+    Bool,
+    Index,
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    F16,
+    BF16,
+    F32,
+    F64,
+}
+
+impl RegKind {
+    fn of(e: ElementType) -> RegKind {
+        use ScalarType as S;
+        match e {
+            ElementType::I1 => RegKind::Bool,
+            ElementType::Index => RegKind::Index,
+            ElementType::Scalar(s) => match s {
+                S::I8 => RegKind::I8,
+                S::I16 => RegKind::I16,
+                S::I32 => RegKind::I32,
+                S::I64 => RegKind::I64,
+                S::U8 => RegKind::U8,
+                S::U16 => RegKind::U16,
+                S::U32 => RegKind::U32,
+                S::U64 => RegKind::U64,
+                S::F16 => RegKind::F16,
+                S::BF16 => RegKind::BF16,
+                S::F32 => RegKind::F32,
+                S::F64 => RegKind::F64,
+            },
+        }
+    }
+
+    /// The scalar in the low bits of `bits` (as [`Scalar::from_bits`]).
+    #[inline]
+    fn scalar(self, bits: u64) -> Scalar {
+        match self {
+            RegKind::Bool => Scalar::Bool(bits & 1 == 1),
+            RegKind::Index => Scalar::Index(bits as i64),
+            RegKind::I8 => Scalar::I8(bits as i8),
+            RegKind::I16 => Scalar::I16(bits as i16),
+            RegKind::I32 => Scalar::I32(bits as i32),
+            RegKind::I64 => Scalar::I64(bits as i64),
+            RegKind::U8 => Scalar::U8(bits as u8),
+            RegKind::U16 => Scalar::U16(bits as u16),
+            RegKind::U32 => Scalar::U32(bits as u32),
+            RegKind::U64 => Scalar::U64(bits),
+            RegKind::F16 => Scalar::F16(f16::from_bits(bits as u16)),
+            RegKind::BF16 => Scalar::BF16(bf16::from_bits(bits as u16)),
+            RegKind::F32 => Scalar::F32(f32::from_bits(bits as u32)),
+            RegKind::F64 => Scalar::F64(f64::from_bits(bits)),
+        }
     }
 }
 
@@ -479,7 +528,7 @@ struct Plan {
     /// Where the result comes back.
     ret_reg: ReturnReg,
     /// The type of a register result.
-    direct_ty: Option<ElementType>,
+    direct_ty: Option<RegKind>,
     /// `simple || simple_packed`: the fast binding path may apply.
     fast: bool,
     /// The element type and rank of the one result when it is a ranked
@@ -490,7 +539,7 @@ struct Plan {
 impl Plan {
     /// The register result of a non-packed call.
     #[inline]
-    fn direct(&self, bits: u64) -> Option<(ElementType, u64)> {
+    fn direct(&self, bits: u64) -> Option<(RegKind, u64)> {
         self.direct_ty.map(|e| (e, bits))
     }
 
@@ -576,7 +625,7 @@ impl Plan {
                 _ => ReturnReg::Int,
             },
             direct_ty: match ret {
-                Ret::Reg(e) => Some(e),
+                Ret::Reg(e) => Some(RegKind::of(e)),
                 _ => None,
             },
         })
@@ -811,7 +860,7 @@ impl PreparedCall {
         if plan.simple {
             let bits = invoke(f.fp, &s.frame, plan.ret_reg);
             return Ok(Some(match plan.direct_ty {
-                Some(e) => Returned::One(Scalar::from_bits(e, bits).to_value()?),
+                Some(k) => Returned::One(k.scalar(bits).to_value()?),
                 None => Returned::Many(Vec::new()),
             }));
         }
@@ -836,7 +885,7 @@ impl PreparedCall {
             // memory comes from libc malloc and is ours now; the ranges are
             // the arguments' storage.
             if let Some(a) = unsafe { adopt_fresh_result(elem, desc, &ranges, image, Some(keep)) } {
-                return Ok(Some(Returned::One(Value::Array(a))));
+                return Ok(Some(Returned::Array(a)));
             }
         }
         // The arrays the callee was given (the memref arguments).
@@ -892,12 +941,24 @@ impl PreparedCall {
                 f.name
             )));
         }
-        Ok(BoundCall { call: self, _args: std::marker::PhantomData })
+        let f = &self.func.inner;
+        let frame = &self.scratch.frame;
+        Ok(BoundCall {
+            fp: f.fp,
+            ints: *frame.ints(),
+            full: frame.full,
+            ret: f.plan.ret_reg,
+            direct: f.plan.direct_ty,
+            call: self,
+            _args: std::marker::PhantomData,
+        })
     }
 }
 
 /// What a call through [`PreparedCall::call_leaves`] returned.
 pub(crate) enum Returned {
+    /// Exactly one result, an array (as a `Value::Array` holds it).
+    Array(Box<Array<'static>>),
     /// Exactly one result.
     One(Value<'static>),
     /// Any other number of results, in raw order.
@@ -971,6 +1032,18 @@ fn bind_checks(f: &FnInner, s: &mut Scratch, args: &mut [Arg<'_, '_>]) -> Result
 /// ```
 pub struct BoundCall<'p, 'a> {
     call: &'p mut PreparedCall,
+    // What every invoke reads, copied out of the function and the frame
+    // when bound (neither can change while `call` is borrowed): the call
+    // loop then keeps them in registers, as a direct call keeps its
+    // function pointer.
+    fp: usize,
+    /// The frame's integer registers.
+    ints: [u64; trampoline::INT_REGS],
+    /// The frame uses float registers or stack slots: call through it.
+    full: bool,
+    ret: ReturnReg,
+    /// The type of the register result, if any.
+    direct: Option<RegKind>,
     _args: std::marker::PhantomData<&'a ()>,
 }
 
@@ -979,9 +1052,16 @@ impl BoundCall<'_, '_> {
     /// so this cannot fail).
     #[inline]
     pub fn invoke(&mut self) -> Results<'_> {
-        let f = &self.call.func.inner;
-        let bits = invoke_simple(f, &self.call.scratch);
-        Results { outs: &mut self.call.scratch.outs, direct: f.plan.direct(bits) }
+        let bits = if !self.full { invoke_regs(self.fp, &self.ints, self.ret) } else { self.invoke_full() };
+        Results { outs: &mut self.call.scratch.outs, direct: self.direct.map(|e| (e, bits)) }
+    }
+
+    /// A call with float or stack arguments, through the frame (out of the
+    /// call loop, which then falls through to the register-only call).
+    #[cold]
+    #[inline(never)]
+    fn invoke_full(&self) -> u64 {
+        invoke(self.fp, &self.call.scratch.frame, self.ret)
     }
 }
 
@@ -991,7 +1071,7 @@ pub struct Results<'s> {
     outs: &'s mut Vec<Out>,
     /// The type and bits of the one scalar result returned in a register
     /// (then `outs` is empty). Kept as bits: a `Scalar` is built on request.
-    direct: Option<(ElementType, u64)>,
+    direct: Option<(RegKind, u64)>,
 }
 
 impl Results<'_> {
@@ -1008,8 +1088,8 @@ impl Results<'_> {
     /// Result `i`, if it is a scalar.
     #[inline]
     pub fn scalar(&self, i: usize) -> Option<Scalar> {
-        if let Some((e, bits)) = self.direct {
-            return (i == 0).then(|| Scalar::from_bits(e, bits));
+        if let Some((k, bits)) = self.direct {
+            return (i == 0).then(|| k.scalar(bits));
         }
         match self.outs.get(i) {
             Some(Out::Scalar(s)) => Some(*s),
@@ -1031,10 +1111,10 @@ impl Results<'_> {
 
     /// Takes result `i` as a value (`None` past the end or when already taken).
     pub fn take_value(&mut self, i: usize) -> Option<Result<Value<'static>, Error>> {
-        if let Some((e, bits)) = self.direct {
+        if let Some((k, bits)) = self.direct {
             return (i == 0).then(|| {
                 self.direct = None;
-                Scalar::from_bits(e, bits).to_value()
+                k.scalar(bits).to_value()
             });
         }
         match std::mem::replace(self.outs.get_mut(i)?, Out::Taken) {
@@ -1046,8 +1126,8 @@ impl Results<'_> {
 
     /// All results as values (an array already taken is an error).
     pub fn into_values(self) -> Result<Vec<Value<'static>>, Error> {
-        if let Some((e, bits)) = self.direct {
-            return Ok(vec![Scalar::from_bits(e, bits).to_value()?]);
+        if let Some((k, bits)) = self.direct {
+            return Ok(vec![k.scalar(bits).to_value()?]);
         }
         self.outs
             .drain(..)
@@ -1065,9 +1145,16 @@ impl Drop for Results<'_> {
     #[inline]
     fn drop(&mut self) {
         if !self.outs.is_empty() {
-            self.outs.clear();
+            clear_outs(self.outs);
         }
     }
+}
+
+/// Drops results not taken (out of line: a register result has none).
+#[cold]
+#[inline(never)]
+fn clear_outs(outs: &mut Vec<Out>) {
+    outs.clear();
 }
 
 fn arg_error(i: ArgLabel<'_>, t: &MlirType, msg: impl std::fmt::Display) -> Error {
@@ -1313,7 +1400,7 @@ fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>]) -> Result<
     }
     let direct = match plan.ret {
         Ret::Void => None,
-        Ret::Reg(e) => Some((e, bits)),
+        Ret::Reg(e) => Some((RegKind::of(e), bits)),
         Ret::Packed => {
             take_packed(f, &s.words, &mut s.outs, &passed(ty, args, &temps), total)?;
             None
@@ -1440,6 +1527,24 @@ fn invoke(fp: usize, frame: &Frame, ret: ReturnReg) -> u64 {
 /// Plans are refused on other targets ([`Plan::new`]), so this is never reached.
 #[cfg(not(target_arch = "x86_64"))]
 fn invoke(_fp: usize, _frame: &Frame, _ret: ReturnReg) -> u64 {
+    unreachable!("no plan exists on this target")
+}
+
+/// [`invoke`] with the integer registers of a frame that is not `full`
+/// (copied into a [`BoundCall`]).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn invoke_regs(fp: usize, ints: &[u64; trampoline::INT_REGS], ret: ReturnReg) -> u64 {
+    // SAFETY: as for `invoke`: `ints` are the integer registers of a frame
+    // bound for `fp` by its plan, which has no float or stack arguments
+    // (`full` is false); the arrays they point into stay borrowed by the
+    // `BoundCall` that holds them.
+    unsafe { trampoline::invoke_ints(fp as *const c_void, ints, ret) }
+}
+
+/// Plans are refused on other targets ([`Plan::new`]), so this is never reached.
+#[cfg(not(target_arch = "x86_64"))]
+fn invoke_regs(_fp: usize, _ints: &[u64; trampoline::INT_REGS], _ret: ReturnReg) -> u64 {
     unreachable!("no plan exists on this target")
 }
 

@@ -458,6 +458,8 @@ impl PreparedBackend for MlirPrepared<'_> {
             // converts or explains.
             match (self.call.call_values(&leaves)?, &b.results) {
                 (None, _) => {}
+                (Some(Returned::Array(a)), None) => return Ok(Value::Array(a)),
+                (Some(Returned::Array(a)), Some(p)) => return Ok(p.unflatten(vec![Value::Array(a)])?),
                 (Some(Returned::One(v)), None) => return Ok(v),
                 (Some(Returned::Many(v)), None) => return Ok(pack_results(v)),
                 (Some(Returned::One(v)), Some(p)) => return Ok(p.unflatten(vec![v])?),

@@ -138,34 +138,57 @@ impl Frame {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) unsafe fn invoke(fp: *const c_void, frame: &Frame, ret: ReturnReg) -> u64 {
-    let i = frame.ints();
     if !frame.full {
-        // SAFETY: (for both arms) the caller guarantees `fp` is a System V
-        // function whose arguments are integer-class and all in `ints`; a
-        // function of fewer integer parameters ignores the extra registers,
-        // and one returning a narrower or no value leaves the rest of
-        // rax/xmm0 unread by us beyond the bits we keep.
-        return unsafe {
-            match ret {
-                ReturnReg::Int => {
-                    let f = std::mem::transmute::<
-                        *const c_void,
-                        unsafe extern "C" fn(u64, u64, u64, u64, u64, u64) -> u64,
-                    >(fp);
-                    f(i[0], i[1], i[2], i[3], i[4], i[5])
-                }
-                ReturnReg::Float => {
-                    let f = std::mem::transmute::<
-                        *const c_void,
-                        unsafe extern "C" fn(u64, u64, u64, u64, u64, u64) -> f64,
-                    >(fp);
-                    f(i[0], i[1], i[2], i[3], i[4], i[5]).to_bits()
-                }
-            }
-        };
+        // SAFETY: forwarded to the caller (a frame that is not `full` has
+        // integer-class arguments only, all in its integer registers).
+        return unsafe { invoke_ints(fp, frame.ints(), ret) };
     }
     // SAFETY: forwarded to the caller.
     unsafe { invoke_full(fp, frame, ret) }
+}
+
+/// [`invoke`] for a function whose arguments are all integer-class and in
+/// registers (a frame that is not `full`): the short `fn(u64 × 6)` form.
+///
+/// # Safety
+/// As for [`invoke`], with `i` the frame's integer registers.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) unsafe fn invoke_ints(fp: *const c_void, i: &[u64; INT_REGS], ret: ReturnReg) -> u64 {
+    // SAFETY: the caller guarantees `fp` is a System V function whose
+    // arguments are integer-class and all in `i`; a function of fewer
+    // integer parameters ignores the extra registers. Its result (if any)
+    // is in rax or xmm0, which `Rets` reads both of (see there).
+    let r = unsafe {
+        std::mem::transmute::<*const c_void, unsafe extern "C" fn(u64, u64, u64, u64, u64, u64) -> Rets>(fp)(
+            i[0], i[1], i[2], i[3], i[4], i[5],
+        )
+    };
+    r.pick(ret)
+}
+
+/// The return registers `rax` and `xmm0` after a call, both: a 16-byte
+/// C struct of an INTEGER-class and an SSE-class eightbyte is returned in
+/// exactly those two (System V ABI, 3.2.3). Calling a function that
+/// returns an integer (in rax), a float (in xmm0) or nothing as if it
+/// returned this struct reads the register it set and one it left alone;
+/// both fields are plain bits (any pattern is a valid `u64`/`f64`, and the
+/// `f64` is only reinterpreted, never computed with). One call site then
+/// serves every result type, and the caller picks a field without a branch.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Rets {
+    rax: u64,
+    xmm0: f64,
+}
+
+impl Rets {
+    /// The bits of the register `ret` names (without a branch).
+    #[inline(always)]
+    fn pick(self, ret: ReturnReg) -> u64 {
+        let float = 0u64.wrapping_sub(u64::from(ret == ReturnReg::Float));
+        (self.rax & !float) | (self.xmm0.to_bits() & float)
+    }
 }
 
 /// The general form of [`invoke`]: six integer registers, eight float
@@ -191,18 +214,11 @@ unsafe fn invoke_full(fp: *const c_void, frame: &Frame, ret: ReturnReg) -> u64 {
             // The f64 parameters carry arbitrary bit patterns (an f32 in the
             // low half): they are only moved into xmm registers, never
             // computed with, so the bits arrive unchanged.
+            // The result is read as `Rets` (see there).
             unsafe {
-                match ret {
-                    ReturnReg::Int => {
-                        let f = std::mem::transmute::<*const c_void, unsafe extern "C" fn(u64, u64, u64, u64, u64, u64, f64, f64, f64, f64, f64, f64, f64, f64 $(, full!(@slot $k))*) -> u64>(fp);
-                        f(i[0], i[1], i[2], i[3], i[4], i[5], x(0), x(1), x(2), x(3), x(4), x(5), x(6), x(7) $(, s[$k])*)
-                    }
-                    ReturnReg::Float => {
-                        let f = std::mem::transmute::<*const c_void, unsafe extern "C" fn(u64, u64, u64, u64, u64, u64, f64, f64, f64, f64, f64, f64, f64, f64 $(, full!(@slot $k))*) -> f64>(fp);
-                        f(i[0], i[1], i[2], i[3], i[4], i[5], x(0), x(1), x(2), x(3), x(4), x(5), x(6), x(7) $(, s[$k])*).to_bits()
-                    }
-                }
-            }
+                let f = std::mem::transmute::<*const c_void, unsafe extern "C" fn(u64, u64, u64, u64, u64, u64, f64, f64, f64, f64, f64, f64, f64, f64 $(, full!(@slot $k))*) -> Rets>(fp);
+                f(i[0], i[1], i[2], i[3], i[4], i[5], x(0), x(1), x(2), x(3), x(4), x(5), x(6), x(7) $(, s[$k])*)
+            }.pick(ret)
         }};
         (@slot $k:literal) => { u64 };
     }
