@@ -596,7 +596,7 @@ impl<'a> Array<'a> {
     ///
     /// # Safety
     /// As for [`from_parts`](Array::from_parts).
-    #[inline]
+    #[inline(always)]
     pub(crate) unsafe fn boxed_from_parts(
         dtype: DType,
         shape: DimVec<usize>,

@@ -799,10 +799,15 @@ pub unsafe fn adopt_fresh_result(
     let layout = describe_result(0, dtype, words).ok()?;
     let (lo, hi) = layout.range?;
     let allocated = *words.first()? as usize;
-    if allocated == GLOBAL_SENTINEL
+    // Every input is looked at (no early exit): a few flag operations each.
+    let mut aliases = false;
+    for &(a, b) in inputs {
+        aliases |= (allocated == a) | ((lo < b) & (hi > a));
+    }
+    if aliases
+        || allocated == GLOBAL_SENTINEL
         || allocated == 0
         || static_ranges.iter().any(|&(a, b)| allocated >= a && allocated < b)
-        || inputs.iter().any(|&(a, b)| allocated == a || (lo < b && hi > a))
     {
         return None;
     }

@@ -693,6 +693,9 @@ struct Scratch {
     /// Per-call memory for converted arguments (reset after every call).
     arena: Arena,
     outs: Vec<Out>,
+    /// The storage byte range of each memref argument (`(0, 0)` for the
+    /// others), written by `bind_leaves` on every call.
+    ranges: Vec<(usize, usize)>,
 }
 
 impl MlirFunction {
@@ -753,6 +756,7 @@ impl MlirFunction {
             frame: Frame::new(p.stack_slots, p.full),
             arena: Arena::new(),
             outs: Vec::with_capacity(self.inner.ty.results.len()),
+            ranges: vec![(0, 0); p.args.len()],
         }
     }
 
@@ -840,23 +844,10 @@ impl PreparedCall {
             return Ok(None);
         }
         let s = &mut self.scratch;
-        let base = s.words.as_ptr() as u64;
-        for (i, (step, leaf)) in steps.iter().zip(leaves).enumerate() {
-            // The common case inline: an array for an identity-layout memref.
-            if let (StepKind::Dense(dtype), Value::Array(a)) = (step.kind, leaf) {
-                let at = step.at as usize;
-                let fits = match (s.words.get_mut(at..at + 3 + 2 * step.rank as usize), plan.program.dims_of(step)) {
-                    (Some(w), Some(fixed)) => bind_dense(a, dtype, fixed, w) || fill_general(plan, i, a, w),
-                    _ => false,
-                };
-                if !fits {
-                    return Ok(None);
-                }
-                s.frame.set_slot(step.slot as usize, base + 8 * at as u64);
-            } else if !bind_value(plan, &mut s.words, &mut s.frame, i, leaf) {
-                return Ok(None);
-            }
+        if !bind_leaves(plan, s, leaves) {
+            return Ok(None);
         }
+        let base = s.words.as_ptr() as u64;
         if plan.simple {
             let bits = invoke(f.fp, &s.frame, plan.ret_reg);
             return Ok(Some(match plan.direct_ty {
@@ -868,23 +859,14 @@ impl PreparedCall {
         s.frame.regs[0] = base;
         invoke(f.fp, &s.frame, ReturnReg::Int);
         if let Some((elem, rank)) = plan.one_memref {
-            // The storage of the arrays the callee was given (the memref
-            // arguments), for results that alias one.
-            let mut ranges: SmallVec<[(usize, usize); 16]> = SmallVec::new();
-            for (step, leaf) in steps.iter().zip(leaves) {
-                if let (StepKind::Dense(_) | StepKind::Strided, Value::Array(a)) = (step.kind, leaf) {
-                    let start = a.storage_ptr() as usize;
-                    ranges.push((start, start + a.storage_len()));
-                }
-            }
             let image = f.lib.image.get().map_or(&[][..], Vec::as_slice);
             let keep: Arc<dyn std::any::Any + Send + Sync> = f.lib.clone();
             let desc = s.words.get(..3 + 2 * rank).unwrap_or(&[]);
             // SAFETY: the descriptor was just returned by the callee, which
             // follows MLIR's conventions (the library's contract): callee
             // memory comes from libc malloc and is ours now; the ranges are
-            // the arguments' storage.
-            if let Some(a) = unsafe { adopt_fresh_result(elem, desc, &ranges, image, Some(keep)) } {
+            // the arguments' storage, written by `bind_leaves` this call.
+            if let Some(a) = unsafe { adopt_fresh_result(elem, desc, &s.ranges, image, Some(keep)) } {
                 return Ok(Some(Returned::Array(a)));
             }
         }
@@ -963,6 +945,46 @@ pub(crate) enum Returned {
     One(Value<'static>),
     /// Any other number of results, in raw order.
     Many(Vec<Value<'static>>),
+}
+
+/// Binds `leaves` as the arguments on the fast path (see
+/// [`PreparedCall::call_values`]); false when some argument needs the
+/// general path. Writes every argument's descriptor, register or stack
+/// slot, and storage range (`s.ranges`, empty for scalars) afresh.
+#[inline(never)]
+fn bind_leaves(plan: &Plan, s: &mut Scratch, leaves: &[&Value<'_>]) -> bool {
+    let steps = &plan.program.steps;
+    if leaves.len() != steps.len() || s.ranges.len() != steps.len() {
+        return false;
+    }
+    let base = s.words.as_ptr() as u64;
+    for (i, ((step, leaf), range)) in steps.iter().zip(leaves).zip(s.ranges.iter_mut()).enumerate() {
+        // The common case inline: an array for an identity-layout memref.
+        if let (StepKind::Dense(dtype), Value::Array(a)) = (step.kind, leaf) {
+            let at = step.at as usize;
+            let start = a.storage_ptr() as usize;
+            let fits = match (s.words.get_mut(at..at + 3 + 2 * step.rank as usize), plan.program.dims_of(step)) {
+                (Some(w), Some(fixed)) => bind_dense(a, start, dtype, fixed, w) || fill_general(plan, i, a, w),
+                _ => false,
+            };
+            if !fits {
+                return false;
+            }
+            *range = (start, start + a.storage_len());
+            s.frame.set_slot(step.slot as usize, base + 8 * at as u64);
+        } else if bind_value(plan, &mut s.words, &mut s.frame, i, leaf) {
+            *range = match (step.kind, leaf) {
+                (StepKind::Strided, Value::Array(a)) => {
+                    let start = a.storage_ptr() as usize;
+                    (start, start + a.storage_len())
+                }
+                _ => (0, 0),
+            };
+        } else {
+            return false;
+        }
+    }
+    true
 }
 
 /// Binds host value `leaf` as argument `i` on the fast path (any argument
@@ -1469,7 +1491,9 @@ fn bind_fast<'x, 'b>(
             let at = step.at as usize;
             let base = words.as_ptr() as u64;
             let w = words.get_mut(at..at + 3 + 2 * step.rank as usize)?;
-            if !bind_dense(a, dtype, plan.program.dims_of(step)?, w) && !fill_general(plan, i, a, w) {
+            if !bind_dense(a, a.storage_ptr() as usize, dtype, plan.program.dims_of(step)?, w)
+                && !fill_general(plan, i, a, w)
+            {
                 return None;
             }
             (base + 8 * at as u64, Some(*a))

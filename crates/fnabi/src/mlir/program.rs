@@ -95,8 +95,9 @@ impl Program {
     }
 }
 
-/// Describes `a` as the memref descriptor of an identity-layout memref of
-/// element type `dtype` and dims `fixed` (`-1` dynamic) in `w`
+/// Describes `a`, whose storage starts at `start`, as the memref descriptor
+/// of an identity-layout memref of element type `dtype` and dims `fixed`
+/// (`-1` dynamic) in `w`
 /// (`3 + 2·rank` words), when it fits as-is: the same element type and
 /// rank, each static dim equal, non-empty, dense row-major (dims of extent
 /// 1 may have any stride). Returns `false` otherwise, having maybe written
@@ -106,7 +107,7 @@ impl Program {
 ///
 /// The words are exactly what `fill_descriptor` writes for such an array.
 #[inline(always)]
-pub(super) fn bind_dense(a: &Array<'_>, dtype: DType, fixed: &[i64], w: &mut [i64]) -> bool {
+pub(super) fn bind_dense(a: &Array<'_>, start: usize, dtype: DType, fixed: &[i64], w: &mut [i64]) -> bool {
     let shape = a.shape();
     let strides = a.strides();
     let rank = fixed.len();
@@ -141,7 +142,7 @@ pub(super) fn bind_dense(a: &Array<'_>, dtype: DType, fixed: &[i64], w: &mut [i6
             acc = acc.wrapping_mul(n);
         }
     }
-    let base = a.storage_ptr() as i64;
+    let base = start as i64;
     head[0] = base;
     head[1] = base.wrapping_add(a.byte_offset() as i64);
     head[2] = 0;
@@ -175,7 +176,7 @@ mod tests {
         let step = p.steps[0];
         let StepKind::Dense(dt) = step.kind else { panic!("{step:?}") };
         let mut w = vec![0; 3 + 2 * step.rank as usize];
-        bind_dense(a, dt, p.dims_of(&step).unwrap(), &mut w).then_some(w)
+        bind_dense(a, a.storage_ptr() as usize, dt, p.dims_of(&step).unwrap(), &mut w).then_some(w)
     }
 
     #[test]

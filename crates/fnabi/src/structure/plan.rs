@@ -52,6 +52,9 @@ pub struct Plan {
     seq_edges: Vec<(u32, u32)>,
     /// `(key, child node)` of dict nodes, contiguous per node.
     dict_edges: Vec<(Key, u32)>,
+    /// For each dict edge whose child is a leaf, its slot (`u32::MAX`
+    /// otherwise): a dict of leaves flattens without visiting its children.
+    dict_slots: Vec<u32>,
     /// Raw index of each slot.
     raw_of_slot: Vec<usize>,
     /// True when a depth-first walk meets the leaves in slot order.
@@ -78,6 +81,8 @@ enum Node {
     Dict {
         start: u32,
         count: u32,
+        /// Every child is a leaf (slots in `dict_slots`).
+        leaves: bool,
     },
 }
 
@@ -169,7 +174,7 @@ impl Compiler {
                     prev = Some(k);
                     self.dict_edges.push((k.clone(), 0));
                 }
-                self.nodes.push(Node::Dict { start: u32_of(start)?, count: u32_of(children.len())? });
+                self.nodes.push(Node::Dict { start: u32_of(start)?, count: u32_of(children.len())?, leaves: false });
                 for (i, (k, child)) in children.iter().enumerate() {
                     let c = self.add(child, depth + 1).map_err(|e| e.within(PathKey::Name(k.clone())))?;
                     self.dict_edges[start + i].1 = c;
@@ -270,11 +275,22 @@ impl Plan {
                 }
             }
         }
+        let leaf_slot = |child: u32| match c.nodes[child as usize] {
+            Node::Leaf { slot } => slot,
+            _ => u32::MAX,
+        };
+        let dict_slots: Vec<u32> = c.dict_edges.iter().map(|&(_, child)| leaf_slot(child)).collect();
+        for n in &mut c.nodes {
+            if let Node::Dict { start, count, leaves } = n {
+                *leaves = dict_slots[*start as usize..(*start + *count) as usize].iter().all(|&s| s != u32::MAX);
+            }
+        }
         Ok(Plan {
             structure: structure.cloned(),
             nodes: c.nodes,
             seq_edges: c.seq_edges,
             dict_edges: c.dict_edges,
+            dict_slots,
             raw_of_slot: sorted,
             in_order,
         })
@@ -399,14 +415,30 @@ impl Plan {
                 }
                 Ok(())
             }
-            Node::Dict { start, count } => {
+            Node::Dict { start, count, leaves } => {
                 let d = match v {
                     Value::Dict(d) => d,
                     _ => return Err(StructureError::expected("a dict", v)),
                 };
-                let edges = &self.dict_edges[start as usize..(start + count) as usize];
+                let range = start as usize..(start + count) as usize;
+                let edges = &self.dict_edges[range.clone()];
                 let entries = d.entries();
-                if entries.len() == edges.len() {
+                if leaves && entries.len() == edges.len() {
+                    // A dict of leaves (of arrays, typically) in the
+                    // structure's key order: each value goes to its slot.
+                    let slots = &self.dict_slots[range];
+                    let mut in_order = true;
+                    for (((k, _), &slot), (vk, vv)) in edges.iter().zip(slots).zip(entries) {
+                        if !(std::sync::Arc::ptr_eq(k, vk) || key_eq(k, vk)) {
+                            in_order = false;
+                            break;
+                        }
+                        put(slot, vv);
+                    }
+                    if in_order {
+                        return Ok(());
+                    }
+                } else if entries.len() == edges.len() {
                     // Fast path: the value's keys in the structure's order
                     // (a dict built by `unflatten`, or by a caller in key order).
                     let mut in_order = true;
@@ -517,7 +549,7 @@ impl Plan {
                 }
                 Value::List(items)
             }
-            Node::Dict { start, count } => {
+            Node::Dict { start, count, .. } => {
                 let edges = &self.dict_edges[start as usize..(start + count) as usize];
                 let mut d = Dict::with_capacity(count as usize);
                 for (k, child) in edges {
@@ -553,7 +585,7 @@ impl Plan {
             Node::Run { start, len, .. } => {
                 NodeRef::Seq { edges: &self.seq_edges[start as usize..(start + len) as usize], len }
             }
-            Node::Dict { start, count } => {
+            Node::Dict { start, count, .. } => {
                 NodeRef::Dict { edges: &self.dict_edges[start as usize..(start + count) as usize] }
             }
         }
