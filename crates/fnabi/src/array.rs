@@ -590,6 +590,24 @@ impl<'a> Array<'a> {
         Array { dtype, shape, strides, offset, storage: Storage::Shared(buffer) }
     }
 
+    /// [`from_parts`](Array::from_parts) written straight into a fresh box
+    /// (what a [`Value::Array`](crate::Value) holds), instead of built and
+    /// then moved there: the hot path of adopting a result.
+    ///
+    /// # Safety
+    /// As for [`from_parts`](Array::from_parts).
+    #[inline(always)]
+    pub(crate) unsafe fn boxed_from_parts(
+        dtype: DType,
+        shape: DimVec<usize>,
+        strides: DimVec<isize>,
+        offset: usize,
+        buffer: Arc<HostBuffer>,
+    ) -> Box<Array<'static>> {
+        debug_assert!(check_layout(dtype, &shape, &strides, offset, buffer.as_ptr(), buffer.len()).is_ok());
+        Box::write(Box::new_uninit(), Array { dtype, shape, strides, offset, storage: Storage::Shared(buffer) })
+    }
+
     /// Element type.
     #[inline]
     pub fn dtype(&self) -> DType {

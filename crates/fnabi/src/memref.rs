@@ -494,37 +494,121 @@ pub struct InputMemory<'r> {
     pub allocated: usize,
 }
 
-/// The layout of a returned descriptor, checked: shape, strides, the
-/// address of element 0, and the absolute byte range it touches (`None`
-/// when empty). Errors for negative sizes, overflow, a range that wraps the
-/// address space, misaligned data.
-pub(crate) fn describe_result(i: usize, dtype: DType, d: &DynMemRef) -> Result<ResultLayout, Error> {
-    let es = dtype.size();
-    let mut shape = DimVec::new();
-    for &n in d.sizes() {
-        shape.push(usize::try_from(n).map_err(|_| bad_result(i, format!("negative size {n}")))?);
+/// The layout of a returned descriptor given by its words (`3 + 2·rank`,
+/// in C layout), checked: shape, strides, the address of element 0, and
+/// the absolute byte range it touches (`None` when empty). Errors for
+/// negative sizes, an element count or extent that overflows `isize`, a
+/// range that wraps the address space, misaligned data.
+///
+/// One pass over the dims, no allocation up to rank 6 (the hot path of
+/// adopting every memref result).
+#[inline(always)]
+pub(crate) fn describe_result(i: usize, dtype: DType, words: &[i64]) -> Result<ResultLayout, Error> {
+    let es = dtype.size() as isize;
+    let (head, dims) = words.split_at_checked(3).ok_or_else(|| bad_result(i, "fewer than 3 words"))?;
+    let rank = dims.len() / 2;
+    let (sizes, strides_in) = dims.split_at(rank);
+    if sizes.len() != strides_in.len() {
+        return Err(bad_result(i, format!("{} words are no ranked descriptor", words.len())));
     }
-    let strides: DimVec<isize> = d.strides().iter().map(|&s| s as isize).collect();
-    let data = (d.offset() as isize)
-        .checked_mul(es as isize)
-        .and_then(|b| (d.aligned() as isize).checked_add(b))
-        .ok_or_else(|| bad_result(i, "offset overflows"))? as usize;
-    let extent = byte_extent(&shape, &strides, es).map_err(|e| bad_result(i, e))?;
-    let range = match extent {
-        None => None,
-        Some((lo, hi)) => {
-            let a = (data as isize).checked_add(lo).filter(|&a| a > 0);
-            let b = (data as isize).checked_add(hi);
-            match (a, b) {
-                (Some(a), Some(b)) => Some((a as usize, b as usize)),
-                _ => return Err(bad_result(i, "its extent wraps around the address space")),
+    let mut shape: DimVec<usize> =
+        if rank <= 6 { SmallVec::from_buf_and_len([0; 6], rank) } else { smallvec::smallvec![0; rank] };
+    let mut strides: DimVec<isize> =
+        if rank <= 6 { SmallVec::from_buf_and_len([0; 6], rank) } else { smallvec::smallvec![0; rank] };
+    // The extent [lo, hi) relative to element 0, as `byte_extent` computes
+    // it; `fits` turns false on overflow (an error unless the array is empty).
+    let (mut lo, mut hi, mut fits, mut empty) = (0isize, es, true, false);
+    let mut count: usize = 1;
+    for (k, (&n, &s)) in sizes.iter().zip(strides_in).enumerate() {
+        if n < 0 {
+            return Err(bad_result(i, format!("negative size {n}")));
+        }
+        shape[k] = n as usize;
+        strides[k] = s as isize;
+        count = count
+            .checked_mul(n as usize)
+            .filter(|&c| c <= isize::MAX as usize)
+            .ok_or_else(|| bad_result(i, format!("{sizes:?} elements overflow")))?;
+        if n == 0 {
+            empty = true;
+            continue;
+        }
+        match (n as isize - 1).checked_mul(s as isize).and_then(|v| v.checked_mul(es)) {
+            Some(v) if v < 0 => {
+                lo = lo.checked_add(v).unwrap_or_else(|| {
+                    fits = false;
+                    0
+                })
             }
+            Some(v) => {
+                hi = hi.checked_add(v).unwrap_or_else(|| {
+                    fits = false;
+                    0
+                })
+            }
+            None => fits = false,
+        }
+    }
+    if !empty && !fits {
+        return Err(bad_result(i, format!("sizes {sizes:?} with strides {strides_in:?} address too far")));
+    }
+    let data = (head[2] as isize)
+        .checked_mul(es)
+        .and_then(|b| (head[1] as isize).checked_add(b))
+        .ok_or_else(|| bad_result(i, "offset overflows"))? as usize;
+    let range = if empty {
+        None
+    } else {
+        let a = (data as isize).checked_add(lo).filter(|&a| a > 0);
+        let b = (data as isize).checked_add(hi);
+        match (a, b) {
+            (Some(a), Some(b)) => Some((a as usize, b as usize)),
+            _ => return Err(bad_result(i, "its extent wraps around the address space")),
         }
     };
-    if range.is_some() && !data.is_multiple_of(es) {
+    if range.is_some() && !data.is_multiple_of(es as usize) {
         return Err(bad_result(i, format!("data at {data:#x} is not aligned to {es}-byte elements")));
     }
     Ok(ResultLayout { shape, strides, data, range })
+}
+
+/// Checks that every element of a returned bool memref holds 0 or 1, as
+/// an [`Array`] of bools must (it may be read as `&[bool]`). MLIR stores
+/// `i1` elements as whole bytes; a callee that leaves other bits set there
+/// returns an invalid result.
+///
+/// # Safety
+/// Every element of `l` must be readable (one byte each, at `l.data` plus
+/// its strides).
+unsafe fn check_result_bools(i: usize, l: &ResultLayout) -> Result<(), Error> {
+    if l.range.is_none() {
+        return Ok(());
+    }
+    let rank = l.shape.len();
+    let mut idx: DimVec<usize> = smallvec::smallvec![0; rank];
+    let mut off: isize = 0;
+    loop {
+        // SAFETY: `off` is the offset of one element from element 0 (the
+        // caller guarantees the elements are readable).
+        let b = unsafe { (l.data as *const u8).offset(off).read() };
+        if b > 1 {
+            return Err(bad_result(i, format!("bool element holds byte {b} (expected 0 or 1)")));
+        }
+        let mut d = rank;
+        loop {
+            if d == 0 {
+                return Ok(());
+            }
+            d -= 1;
+            idx[d] += 1;
+            off += l.strides[d];
+            if idx[d] < l.shape[d] {
+                break;
+            }
+            off -= l.strides[d] * l.shape[d] as isize;
+            idx[d] = 0;
+        }
+    }
 }
 
 /// The checked layout of a returned descriptor ([`describe_result`]).
@@ -628,7 +712,12 @@ pub unsafe fn adopt_fresh_results(
     for (i, (elem, d)) in returned.iter().enumerate() {
         let dtype = elem.dtype();
         let allocated = d.allocated();
-        let ResultLayout { shape, strides, data, range } = describe_result(i, dtype, d)?;
+        let layout = describe_result(i, dtype, d.words())?;
+        if dtype == DType::Bool {
+            // SAFETY: the callee's result addresses valid memory (caller contract).
+            unsafe { check_result_bools(i, &layout) }?;
+        }
+        let ResultLayout { shape, strides, data, range } = layout;
         let Some((lo, hi)) = range else { return Ok(false) };
         let is_static = allocated == GLOBAL_SENTINEL
             || allocated == 0
@@ -659,6 +748,67 @@ pub unsafe fn adopt_fresh_results(
     Ok(true)
 }
 
+/// [`adopt_fresh_results`] for a single descriptor, read in place from its
+/// `3 + 2·rank` words (C layout) instead of a [`DynMemRef`] copy, and with
+/// no error path: when the descriptor is valid and is a non-empty
+/// allocation of the callee that lies in none of the `inputs` (the
+/// arguments' storage, byte ranges `[start, end)`) and is no static memory,
+/// the array owning it, boxed as a [`Value::Array`](crate::Value) holds it;
+/// otherwise `None` and nothing is taken: the general adoption
+/// ([`adopt_results_into`]) must run, and reports an invalid descriptor.
+///
+/// (The result is one pointer, returned in a register: the hot path of a
+/// call that returns one array moves no large values around.)
+///
+/// # Safety
+/// As for [`adopt_results`].
+#[inline]
+pub unsafe fn adopt_fresh_result(
+    elem: ElementType,
+    words: &[i64],
+    inputs: &[(usize, usize)],
+    static_ranges: &[(usize, usize)],
+    keep_alive: Option<Arc<dyn std::any::Any + Send + Sync>>,
+) -> Option<Box<Array<'static>>> {
+    let dtype = elem.dtype();
+    let layout = describe_result(0, dtype, words).ok()?;
+    let (lo, hi) = layout.range?;
+    let allocated = *words.first()? as usize;
+    // Every input is looked at (no early exit): a few flag operations each.
+    let mut aliases = false;
+    for &(a, b) in inputs {
+        aliases |= (allocated == a) | ((lo < b) & (hi > a));
+    }
+    if aliases
+        || allocated == GLOBAL_SENTINEL
+        || allocated == 0
+        || static_ranges.iter().any(|&(a, b)| allocated >= a && allocated < b)
+    {
+        return None;
+    }
+    if dtype == DType::Bool {
+        // SAFETY: the callee's result addresses valid memory (caller contract).
+        unsafe { check_result_bools(0, &layout) }.ok()?;
+    }
+    let ResultLayout { shape, strides, data, .. } = layout;
+    // SAFETY: `allocated` is a callee allocation from libc malloc, ours now
+    // (caller contract), not 0 and not static (checked above); [lo, hi) is
+    // this result's extent (overflow-checked, lo > 0), inside it.
+    let buf = unsafe {
+        HostBuffer::from_malloc(
+            std::ptr::NonNull::new_unchecked(allocated as *mut u8),
+            std::ptr::NonNull::new_unchecked(lo as *mut u8),
+            hi - lo,
+            true,
+            keep_alive,
+        )
+    };
+    // SAFETY: the buffer spans exactly the result's extent; its data is
+    // aligned, its shape fits `isize` and its bools are 0 or 1
+    // (`describe_result`, `check_result_bools`).
+    Some(unsafe { Array::boxed_from_parts(dtype, shape, strides, data - lo, Arc::new(buf)) })
+}
+
 /// [`adopt_results`] handing each array to `put(result index, array)` as
 /// soon as it is made, instead of collecting them (the hot path of a call:
 /// an array is written once, into its final place).
@@ -677,7 +827,8 @@ pub unsafe fn adopt_results_into(
     let mut items: SmallVec<[Returned; 2]> = SmallVec::with_capacity(returned.len());
     for (i, (elem, d)) in returned.iter().enumerate() {
         let dtype = elem.dtype();
-        let ResultLayout { shape, strides, data, range } = describe_result(i, dtype, d)?;
+        let layout = describe_result(i, dtype, d.words())?;
+        let range = layout.range;
         let allocated = d.allocated();
         let in_static = static_ranges.iter().any(|&(lo, hi)| allocated >= lo && allocated < hi);
         let owner = if allocated == GLOBAL_SENTINEL || allocated == 0 || in_static {
@@ -696,8 +847,14 @@ pub unsafe fn adopt_results_into(
             }
             Owner::Input(k)
         } else {
+            if dtype == DType::Bool {
+                // SAFETY: the callee's result addresses valid memory (caller
+                // contract). (Copies of inputs and statics check their bools.)
+                unsafe { check_result_bools(i, &layout) }?;
+            }
             Owner::Callee(allocated)
         };
+        let ResultLayout { shape, strides, data, range } = layout;
         items.push(Returned { dtype, shape, strides, data, range, owner });
     }
 

@@ -31,15 +31,17 @@
 //! result struct) across calls for hot loops.
 
 use super::MlirError;
+use super::program::{Program, StepKind, bind_dense};
 use super::signature::{FuncDecl, parse_functions};
-use super::trampoline::{self, Frame, ReturnReg};
+use super::trampoline::{self, Frame, Loc, ReturnReg};
 use super::types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};
 use crate::array::Array;
 use crate::buffer::{BufferDescription, Cast, Decision, LayoutPreference, oracle};
 use crate::error::Error;
 use crate::memory::{Arena, ArenaScope};
 use crate::memref::{
-    DynMemRef, InputMemory, MAX_RANK, adopt_fresh_results, adopt_results_into, convert_for, copy_into, fill_descriptor,
+    DynMemRef, InputMemory, MAX_RANK, adopt_fresh_result, adopt_fresh_results, adopt_results_into, convert_for,
+    copy_into, fill_descriptor,
 };
 use crate::raw::{BufferType, Dim, RawType};
 use crate::scalar::ScalarType;
@@ -148,26 +150,9 @@ impl Scalar {
     }
 
     /// The scalar of type `e` in the low bits of `bits`.
+    #[inline]
     pub(crate) fn from_bits(e: ElementType, bits: u64) -> Scalar {
-        use ScalarType as S;
-        match e {
-            ElementType::I1 => Scalar::Bool(bits & 1 == 1),
-            ElementType::Index => Scalar::Index(bits as i64),
-            ElementType::Scalar(s) => match s {
-                S::I8 => Scalar::I8(bits as i8),
-                S::I16 => Scalar::I16(bits as i16),
-                S::I32 => Scalar::I32(bits as i32),
-                S::I64 => Scalar::I64(bits as i64),
-                S::U8 => Scalar::U8(bits as u8),
-                S::U16 => Scalar::U16(bits as u16),
-                S::U32 => Scalar::U32(bits as u32),
-                S::U64 => Scalar::U64(bits),
-                S::F16 => Scalar::F16(f16::from_bits(bits as u16)),
-                S::BF16 => Scalar::BF16(bf16::from_bits(bits as u16)),
-                S::F32 => Scalar::F32(f32::from_bits(bits as u32)),
-                S::F64 => Scalar::F64(f64::from_bits(bits)),
-            },
-        }
+        RegKind::of(e).scalar(bits)
     }
 
     /// Reads a scalar of type `e` from memory.
@@ -185,6 +170,72 @@ impl Scalar {
             }
         };
         Scalar::from_bits(e, bits)
+    }
+}
+
+/// The type of a scalar result returned in a register, as one flat code
+/// (an [`ElementType`] is two-level): turning the register's bits into a
+/// [`Scalar`] is then a single jump.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RegKind {
+    Bool,
+    Index,
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    F16,
+    BF16,
+    F32,
+    F64,
+}
+
+impl RegKind {
+    fn of(e: ElementType) -> RegKind {
+        use ScalarType as S;
+        match e {
+            ElementType::I1 => RegKind::Bool,
+            ElementType::Index => RegKind::Index,
+            ElementType::Scalar(s) => match s {
+                S::I8 => RegKind::I8,
+                S::I16 => RegKind::I16,
+                S::I32 => RegKind::I32,
+                S::I64 => RegKind::I64,
+                S::U8 => RegKind::U8,
+                S::U16 => RegKind::U16,
+                S::U32 => RegKind::U32,
+                S::U64 => RegKind::U64,
+                S::F16 => RegKind::F16,
+                S::BF16 => RegKind::BF16,
+                S::F32 => RegKind::F32,
+                S::F64 => RegKind::F64,
+            },
+        }
+    }
+
+    /// The scalar in the low bits of `bits` (as [`Scalar::from_bits`]).
+    #[inline]
+    fn scalar(self, bits: u64) -> Scalar {
+        match self {
+            RegKind::Bool => Scalar::Bool(bits & 1 == 1),
+            RegKind::Index => Scalar::Index(bits as i64),
+            RegKind::I8 => Scalar::I8(bits as i8),
+            RegKind::I16 => Scalar::I16(bits as i16),
+            RegKind::I32 => Scalar::I32(bits as i32),
+            RegKind::I64 => Scalar::I64(bits as i64),
+            RegKind::U8 => Scalar::U8(bits as u8),
+            RegKind::U16 => Scalar::U16(bits as u16),
+            RegKind::U32 => Scalar::U32(bits as u32),
+            RegKind::U64 => Scalar::U64(bits),
+            RegKind::F16 => Scalar::F16(f16::from_bits(bits as u16)),
+            RegKind::BF16 => Scalar::BF16(bf16::from_bits(bits as u16)),
+            RegKind::F32 => Scalar::F32(f32::from_bits(bits as u32)),
+            RegKind::F64 => Scalar::F64(f64::from_bits(bits)),
+        }
     }
 }
 
@@ -439,14 +490,6 @@ impl MlirLibrary {
     }
 }
 
-/// Where an argument goes.
-#[derive(Clone, Copy, Debug)]
-enum Loc {
-    Int(usize),
-    Float(usize),
-    Stack(usize),
-}
-
 #[derive(Clone, Copy, Debug)]
 enum Ret {
     Void,
@@ -470,6 +513,8 @@ struct ArgPlan {
 #[derive(Clone)]
 struct Plan {
     args: Vec<ArgPlan>,
+    /// The same arguments as flat records for the fast binding path.
+    program: Program,
     ret: Ret,
     /// Byte offset of each result in the packed result struct.
     result_offsets: Vec<usize>,
@@ -480,19 +525,21 @@ struct Plan {
     has_unranked_args: bool,
     /// No unranked argument, no packed result: `bind_simple` may apply.
     simple: bool,
-    /// No unranked argument, packed results that are all scalars or ranked
-    /// memrefs: `bind_simple` applies, then `take_packed`.
-    simple_packed: bool,
     /// Where the result comes back.
     ret_reg: ReturnReg,
     /// The type of a register result.
-    direct_ty: Option<ElementType>,
+    direct_ty: Option<RegKind>,
+    /// `simple || simple_packed`: the fast binding path may apply.
+    fast: bool,
+    /// The element type and rank of the one result when it is a ranked
+    /// memref (returned packed, its descriptor at the start of the words).
+    one_memref: Option<(ElementType, usize)>,
 }
 
 impl Plan {
     /// The register result of a non-packed call.
     #[inline]
-    fn direct(&self, bits: u64) -> Option<(ElementType, u64)> {
+    fn direct(&self, bits: u64) -> Option<(RegKind, u64)> {
         self.direct_ty.map(|e| (e, bits))
     }
 
@@ -509,6 +556,7 @@ impl Plan {
         let mut at = if packed { result_size.div_ceil(8) } else { 0 };
         let (mut n_int, mut n_float, mut n_stack) = (usize::from(packed), 0, 0);
         let mut args = Vec::with_capacity(ty.inputs.len());
+        let mut program = Program::default();
         let mut has_unranked_args = false;
         for t in &ty.inputs {
             let float = matches!(t, MlirType::Scalar(e) if e.is_float());
@@ -526,6 +574,7 @@ impl Plan {
                 (MlirType::MemRef(m), RawType::Buffer(b)) if !has_static_offset(m) => Some((b, layout_preference(m))),
                 _ => None,
             };
+            program.push(t, loc, at);
             args.push(ArgPlan { ty: t.clone(), loc, at, oracle });
             match t {
                 MlirType::MemRef(m) => at += 3 + 2 * m.rank(),
@@ -549,24 +598,34 @@ impl Plan {
             (false, Some(MlirType::Scalar(e))) => Ret::Reg(*e),
             (false, Some(_)) => unreachable!("a memref result is packed"),
         };
+        let simple = !has_unranked_args && !matches!(ret, Ret::Packed);
+        let simple_packed = !has_unranked_args
+            && matches!(ret, Ret::Packed)
+            && !ty.results.iter().any(|t| matches!(t, MlirType::UnrankedMemRef(_)));
+        let one_memref = match ty.results.as_slice() {
+            [MlirType::MemRef(m)] if result_offsets.first() == Some(&0) => Some((m.element, m.rank())),
+            _ => None,
+        };
         Ok(Plan {
             args,
+            program,
             ret,
             result_offsets,
             fixed_words: at,
             stack_slots: n_stack,
             full: n_float > 0 || n_stack > 0,
             has_unranked_args,
-            simple: !has_unranked_args && !matches!(ret, Ret::Packed),
-            simple_packed: !has_unranked_args
-                && matches!(ret, Ret::Packed)
-                && !ty.results.iter().any(|t| matches!(t, MlirType::UnrankedMemRef(_))),
+            simple,
+            // No unranked argument, packed results that are all scalars or
+            // ranked memrefs: `bind_simple` applies, then `take_packed`.
+            fast: simple || simple_packed,
+            one_memref,
             ret_reg: match ret {
                 Ret::Reg(e) if e.is_float() => ReturnReg::Float,
                 _ => ReturnReg::Int,
             },
             direct_ty: match ret {
-                Ret::Reg(e) => Some(e),
+                Ret::Reg(e) => Some(RegKind::of(e)),
                 _ => None,
             },
         })
@@ -634,6 +693,9 @@ struct Scratch {
     /// Per-call memory for converted arguments (reset after every call).
     arena: Arena,
     outs: Vec<Out>,
+    /// The storage byte range of each memref argument (`(0, 0)` for the
+    /// others), written by `bind_leaves` on every call.
+    ranges: Vec<(usize, usize)>,
 }
 
 impl MlirFunction {
@@ -694,6 +756,7 @@ impl MlirFunction {
             frame: Frame::new(p.stack_slots, p.full),
             arena: Arena::new(),
             outs: Vec::with_capacity(self.inner.ty.results.len()),
+            ranges: vec![(0, 0); p.args.len()],
         }
     }
 
@@ -734,24 +797,95 @@ impl PreparedCall {
         let f = &self.func.inner;
         // Libraries with host bindings take the general path: it reports a
         // host function's failure after the call.
-        if (f.plan.simple || f.plan.simple_packed)
-            && f.lib.host.is_none()
-            && simple_args(args)
-            && bind_simple(f, &mut self.scratch, args).is_some()
-        {
+        if f.plan.fast && f.lib.host.is_none() && bind_simple(f, &mut self.scratch, args).is_some() {
             let s = &mut self.scratch;
             if f.plan.simple {
                 let bits = invoke_simple(f, s);
                 return Ok(Results { outs: &mut s.outs, direct: f.plan.direct(bits) });
             }
             // Packed results: the result struct is at the start of the words.
-            s.frame.ints[0] = s.words.as_ptr() as u64;
+            s.frame.regs[0] = s.words.as_ptr() as u64;
             invoke(f.fp, &s.frame, ReturnReg::Int);
             s.outs.clear();
-            take_packed(f, &s.words, &mut s.outs, &[], args, f.plan.fixed_words)?;
+            // Bound on the fast path: every memref argument is an `Arg::Array`.
+            let inputs: SmallVec<[&Array<'_>; 16]> = f
+                .plan
+                .program
+                .steps
+                .iter()
+                .zip(args.iter())
+                .filter_map(|(step, a)| match (step.kind, a) {
+                    (StepKind::Dense(_) | StepKind::Strided, Arg::Array(a)) => Some(*a),
+                    _ => None,
+                })
+                .collect();
+            take_packed(f, &s.words, &mut s.outs, &inputs, f.plan.fixed_words)?;
             return Ok(Results { outs: &mut s.outs, direct: None });
         }
         run(f, &mut self.scratch, args)
+    }
+
+    /// Calls with host values as the arguments, in raw order (a structured
+    /// call's flattened leaves: arrays and scalars), on the fast path only:
+    /// `Ok(None)` when the function or an argument needs the general path —
+    /// then nothing was called, and the caller binds the same leaves as
+    /// [`Arg`]s for [`call`](PreparedCall::call), which converts or
+    /// explains.
+    ///
+    /// Every argument is checked as [`call`](PreparedCall::call) checks it;
+    /// results are adopted the same way (one callee-allocated memref result
+    /// without the `Vec` of results).
+    #[inline]
+    pub(crate) fn call_values(&mut self, leaves: &[&Value<'_>]) -> Result<Option<Returned>, Error> {
+        let f = &*self.func.inner;
+        let plan = &f.plan;
+        let steps = &plan.program.steps;
+        if !plan.fast || f.lib.host.is_some() || leaves.len() != steps.len() {
+            return Ok(None);
+        }
+        let s = &mut self.scratch;
+        if !bind_leaves(plan, s, leaves) {
+            return Ok(None);
+        }
+        let base = s.words.as_ptr() as u64;
+        if plan.simple {
+            let bits = invoke(f.fp, &s.frame, plan.ret_reg);
+            return Ok(Some(match plan.direct_ty {
+                Some(k) => Returned::One(k.scalar(bits).to_value()?),
+                None => Returned::Many(Vec::new()),
+            }));
+        }
+        // Packed results: the result struct is at the start of the words.
+        s.frame.regs[0] = base;
+        invoke(f.fp, &s.frame, ReturnReg::Int);
+        if let Some((elem, rank)) = plan.one_memref {
+            let image = f.lib.image.get().map_or(&[][..], Vec::as_slice);
+            let keep: Arc<dyn std::any::Any + Send + Sync> = f.lib.clone();
+            let desc = s.words.get(..3 + 2 * rank).unwrap_or(&[]);
+            // SAFETY: the descriptor was just returned by the callee, which
+            // follows MLIR's conventions (the library's contract): callee
+            // memory comes from libc malloc and is ours now; the ranges are
+            // the arguments' storage, written by `bind_leaves` this call.
+            if let Some(a) = unsafe { adopt_fresh_result(elem, desc, &s.ranges, image, Some(keep)) } {
+                return Ok(Some(Returned::Array(a)));
+            }
+        }
+        // The arrays the callee was given (the memref arguments).
+        let inputs = leaves.iter().zip(steps).filter_map(|(v, step)| match (step.kind, v) {
+            (StepKind::Dense(_) | StepKind::Strided, Value::Array(a)) => Some(&**a),
+            _ => None,
+        });
+        let inputs: SmallVec<[&Array<'_>; 16]> = inputs.collect();
+        s.outs.clear();
+        take_packed(f, &s.words, &mut s.outs, &inputs, plan.fixed_words)?;
+        let mut values = Results { outs: &mut s.outs, direct: None }.into_values()?;
+        Ok(Some(match (plan.one_memref, values.pop()) {
+            (Some(_), Some(v)) => Returned::One(v),
+            (_, last) => {
+                values.extend(last);
+                Returned::Many(values)
+            }
+        }))
     }
 
     /// The function.
@@ -789,8 +923,83 @@ impl PreparedCall {
                 f.name
             )));
         }
-        Ok(BoundCall { call: self, _args: std::marker::PhantomData })
+        let f = &self.func.inner;
+        let frame = &self.scratch.frame;
+        Ok(BoundCall {
+            fp: f.fp,
+            ints: *frame.ints(),
+            full: frame.full,
+            ret: f.plan.ret_reg,
+            direct: f.plan.direct_ty,
+            call: self,
+            _args: std::marker::PhantomData,
+        })
     }
+}
+
+/// What a call through [`PreparedCall::call_leaves`] returned.
+pub(crate) enum Returned {
+    /// Exactly one result, an array (as a `Value::Array` holds it).
+    Array(Box<Array<'static>>),
+    /// Exactly one result.
+    One(Value<'static>),
+    /// Any other number of results, in raw order.
+    Many(Vec<Value<'static>>),
+}
+
+/// Binds `leaves` as the arguments on the fast path (see
+/// [`PreparedCall::call_values`]); false when some argument needs the
+/// general path. Writes every argument's descriptor, register or stack
+/// slot, and storage range (`s.ranges`, empty for scalars) afresh.
+#[inline(never)]
+fn bind_leaves(plan: &Plan, s: &mut Scratch, leaves: &[&Value<'_>]) -> bool {
+    let steps = &plan.program.steps;
+    if leaves.len() != steps.len() || s.ranges.len() != steps.len() {
+        return false;
+    }
+    let base = s.words.as_ptr() as u64;
+    for (i, ((step, leaf), range)) in steps.iter().zip(leaves).zip(s.ranges.iter_mut()).enumerate() {
+        // The common case inline: an array for an identity-layout memref.
+        if let (StepKind::Dense(dtype), Value::Array(a)) = (step.kind, leaf) {
+            let at = step.at as usize;
+            let start = a.storage_ptr() as usize;
+            let fits = match (s.words.get_mut(at..at + 3 + 2 * step.rank as usize), plan.program.dims_of(step)) {
+                (Some(w), Some(fixed)) => bind_dense(a, start, dtype, fixed, w) || fill_general(plan, i, a, w),
+                _ => false,
+            };
+            if !fits {
+                return false;
+            }
+            *range = (start, start + a.storage_len());
+            s.frame.set_slot(step.slot as usize, base + 8 * at as u64);
+        } else if bind_value(plan, &mut s.words, &mut s.frame, i, leaf) {
+            *range = match (step.kind, leaf) {
+                (StepKind::Strided, Value::Array(a)) => {
+                    let start = a.storage_ptr() as usize;
+                    (start, start + a.storage_len())
+                }
+                _ => (0, 0),
+            };
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+/// Binds host value `leaf` as argument `i` on the fast path (any argument
+/// but the inline case of [`PreparedCall::call_values`]); false when the
+/// general path must decide.
+#[inline(never)]
+fn bind_value(plan: &Plan, words: &mut [i64], frame: &mut Frame, i: usize, leaf: &Value<'_>) -> bool {
+    let arg = match leaf {
+        Value::Array(a) => Arg::Array(a),
+        Value::Int(v) => Arg::Int(*v),
+        Value::Float(v) => Arg::Float(*v),
+        Value::Bool(v) => Arg::Bool(*v),
+        _ => return false,
+    };
+    bind_fast(plan, words, frame, i, &arg).is_some()
 }
 
 fn reborrow<'x>(a: &'x Arg<'_, '_>) -> Arg<'x, 'x> {
@@ -845,6 +1054,18 @@ fn bind_checks(f: &FnInner, s: &mut Scratch, args: &mut [Arg<'_, '_>]) -> Result
 /// ```
 pub struct BoundCall<'p, 'a> {
     call: &'p mut PreparedCall,
+    // What every invoke reads, copied out of the function and the frame
+    // when bound (neither can change while `call` is borrowed): the call
+    // loop then keeps them in registers, as a direct call keeps its
+    // function pointer.
+    fp: usize,
+    /// The frame's integer registers.
+    ints: [u64; trampoline::INT_REGS],
+    /// The frame uses float registers or stack slots: call through it.
+    full: bool,
+    ret: ReturnReg,
+    /// The type of the register result, if any.
+    direct: Option<RegKind>,
     _args: std::marker::PhantomData<&'a ()>,
 }
 
@@ -853,9 +1074,16 @@ impl BoundCall<'_, '_> {
     /// so this cannot fail).
     #[inline]
     pub fn invoke(&mut self) -> Results<'_> {
-        let f = &self.call.func.inner;
-        let bits = invoke_simple(f, &self.call.scratch);
-        Results { outs: &mut self.call.scratch.outs, direct: f.plan.direct(bits) }
+        let bits = if !self.full { invoke_regs(self.fp, &self.ints, self.ret) } else { self.invoke_full() };
+        Results { outs: &mut self.call.scratch.outs, direct: self.direct.map(|e| (e, bits)) }
+    }
+
+    /// A call with float or stack arguments, through the frame (out of the
+    /// call loop, which then falls through to the register-only call).
+    #[cold]
+    #[inline(never)]
+    fn invoke_full(&self) -> u64 {
+        invoke(self.fp, &self.call.scratch.frame, self.ret)
     }
 }
 
@@ -865,7 +1093,7 @@ pub struct Results<'s> {
     outs: &'s mut Vec<Out>,
     /// The type and bits of the one scalar result returned in a register
     /// (then `outs` is empty). Kept as bits: a `Scalar` is built on request.
-    direct: Option<(ElementType, u64)>,
+    direct: Option<(RegKind, u64)>,
 }
 
 impl Results<'_> {
@@ -882,8 +1110,8 @@ impl Results<'_> {
     /// Result `i`, if it is a scalar.
     #[inline]
     pub fn scalar(&self, i: usize) -> Option<Scalar> {
-        if let Some((e, bits)) = self.direct {
-            return (i == 0).then(|| Scalar::from_bits(e, bits));
+        if let Some((k, bits)) = self.direct {
+            return (i == 0).then(|| k.scalar(bits));
         }
         match self.outs.get(i) {
             Some(Out::Scalar(s)) => Some(*s),
@@ -905,10 +1133,10 @@ impl Results<'_> {
 
     /// Takes result `i` as a value (`None` past the end or when already taken).
     pub fn take_value(&mut self, i: usize) -> Option<Result<Value<'static>, Error>> {
-        if let Some((e, bits)) = self.direct {
+        if let Some((k, bits)) = self.direct {
             return (i == 0).then(|| {
                 self.direct = None;
-                Scalar::from_bits(e, bits).to_value()
+                k.scalar(bits).to_value()
             });
         }
         match std::mem::replace(self.outs.get_mut(i)?, Out::Taken) {
@@ -920,8 +1148,8 @@ impl Results<'_> {
 
     /// All results as values (an array already taken is an error).
     pub fn into_values(self) -> Result<Vec<Value<'static>>, Error> {
-        if let Some((e, bits)) = self.direct {
-            return Ok(vec![Scalar::from_bits(e, bits).to_value()?]);
+        if let Some((k, bits)) = self.direct {
+            return Ok(vec![k.scalar(bits).to_value()?]);
         }
         self.outs
             .drain(..)
@@ -939,15 +1167,16 @@ impl Drop for Results<'_> {
     #[inline]
     fn drop(&mut self) {
         if !self.outs.is_empty() {
-            self.outs.clear();
+            clear_outs(self.outs);
         }
     }
 }
 
-/// True when no argument is mutable (the fast path reads arrays only).
-#[inline]
-fn simple_args(args: &[Arg<'_, '_>]) -> bool {
-    !args.iter().any(|a| matches!(a, Arg::Mut(_)))
+/// Drops results not taken (out of line: a register result has none).
+#[cold]
+#[inline(never)]
+fn clear_outs(outs: &mut Vec<Out>) {
+    outs.clear();
 }
 
 fn arg_error(i: ArgLabel<'_>, t: &MlirType, msg: impl std::fmt::Display) -> Error {
@@ -1163,15 +1392,11 @@ fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>]) -> Result<
                 ptr_of(ap.at)
             }
         };
-        match ap.loc {
-            Loc::Int(k) => s.frame.ints[k] = bits,
-            Loc::Float(k) => s.frame.floats[k] = bits,
-            Loc::Stack(k) => s.frame.stack[k] = bits,
-        }
+        s.frame.set(ap.loc, bits);
     }
     let ret_reg = match plan.ret {
         Ret::Packed => {
-            s.frame.ints[0] = ptr_of(0);
+            s.frame.regs[0] = ptr_of(0);
             ReturnReg::Int
         }
         Ret::Reg(e) if e.is_float() => ReturnReg::Float,
@@ -1183,7 +1408,7 @@ fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>]) -> Result<
     if let Some(e) = scope.and_then(super::host::CallScope::finish) {
         // A host function failed: free what the call returned, report it.
         if matches!(plan.ret, Ret::Packed) {
-            let _ = take_packed(f, &s.words, &mut s.outs, &temps, args, total);
+            let _ = take_packed(f, &s.words, &mut s.outs, &passed(ty, args, &temps), total);
             s.outs.clear();
         }
         return Err(e);
@@ -1197,45 +1422,109 @@ fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>]) -> Result<
     }
     let direct = match plan.ret {
         Ret::Void => None,
-        Ret::Reg(e) => Some((e, bits)),
+        Ret::Reg(e) => Some((RegKind::of(e), bits)),
         Ret::Packed => {
-            take_packed(f, &s.words, &mut s.outs, &temps, args, total)?;
+            take_packed(f, &s.words, &mut s.outs, &passed(ty, args, &temps), total)?;
             None
         }
     };
     Ok(Results { outs: &mut s.outs, direct })
 }
 
+/// The arrays whose memory a call gave the callee: each memref argument,
+/// or its converted copy.
+fn passed<'x>(
+    ty: &FunctionType,
+    args: &'x [Arg<'_, '_>],
+    temps: &'x [(usize, Array<'_>)],
+) -> SmallVec<[&'x Array<'x>; 16]> {
+    let mut out: SmallVec<[&Array<'_>; 16]> = SmallVec::new();
+    for (i, (t, a)) in ty.inputs.iter().zip(args).enumerate() {
+        if !t.is_memref() {
+            continue;
+        }
+        if let Some((_, c)) = temps.iter().find(|(k, _)| *k == i) {
+            out.push(c);
+            continue;
+        }
+        match a {
+            Arg::Array(a) => out.push(a),
+            Arg::Mut(a) => out.push(a),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Binds the common case without allocation or conversion: ranked memrefs
-/// whose layout fits as-is, scalars, a result in a register or none.
-/// `None` when the call needs the general path (which redoes everything).
+/// whose layout fits as-is, scalars, a result in a register or packed
+/// results without unranked memrefs. `None` when the call needs the
+/// general path (which redoes everything).
 #[inline]
 fn bind_simple(f: &FnInner, s: &mut Scratch, args: &[Arg<'_, '_>]) -> Option<()> {
     let plan = &f.plan;
-    if !(plan.simple || plan.simple_packed) || args.len() != plan.args.len() {
+    if !plan.fast || args.len() != plan.program.steps.len() {
         return None;
     }
-    let words = s.words.as_mut_slice();
-    let base = words.as_ptr() as u64;
-    for (i, (ap, arg)) in plan.args.iter().zip(args).enumerate() {
-        let bits = match (&ap.ty, arg) {
-            (MlirType::MemRef(m), Arg::Array(a)) => {
-                let w = words.get_mut(ap.at..ap.at + 3 + 2 * m.rank())?;
-                if !matches!(fill_descriptor(a, m, w), Ok(true)) {
-                    return None;
-                }
-                base + 8 * ap.at as u64
-            }
-            (MlirType::Scalar(e), a) => scalar_bits(f.label(i), &ap.ty, *e, a).ok()?,
-            _ => return None,
-        };
-        match ap.loc {
-            Loc::Int(k) => s.frame.ints[k] = bits,
-            Loc::Float(k) => s.frame.floats[k] = bits,
-            Loc::Stack(k) => s.frame.stack[k] = bits,
-        }
+    for (i, arg) in args.iter().enumerate() {
+        bind_fast(plan, &mut s.words, &mut s.frame, i, arg)?;
     }
     Some(())
+}
+
+/// Binds argument `i` on the fast path: writes its descriptor (a memref
+/// that fits its type as-is) and its register or stack slot; returns the
+/// array when the argument is a memref. `None` when the general path must
+/// decide (a conversion, a mutable array, an unranked memref, any error:
+/// that path reports it).
+#[inline(always)]
+fn bind_fast<'x, 'b>(
+    plan: &Plan,
+    words: &mut [i64],
+    frame: &mut Frame,
+    i: usize,
+    arg: &Arg<'x, 'b>,
+) -> Option<Option<&'x Array<'b>>> {
+    let step = plan.program.steps.get(i)?;
+    let (bits, array) = match (step.kind, arg) {
+        (StepKind::Dense(dtype), Arg::Array(a)) => {
+            let at = step.at as usize;
+            let base = words.as_ptr() as u64;
+            let w = words.get_mut(at..at + 3 + 2 * step.rank as usize)?;
+            if !bind_dense(a, a.storage_ptr() as usize, dtype, plan.program.dims_of(step)?, w)
+                && !fill_general(plan, i, a, w)
+            {
+                return None;
+            }
+            (base + 8 * at as u64, Some(*a))
+        }
+        (StepKind::Strided, Arg::Array(a)) => {
+            let at = step.at as usize;
+            let base = words.as_ptr() as u64;
+            let w = words.get_mut(at..at + 3 + 2 * step.rank as usize)?;
+            if !fill_general(plan, i, a, w) {
+                return None;
+            }
+            (base + 8 * at as u64, Some(*a))
+        }
+        (StepKind::Scalar(e), a) => {
+            let label = ArgLabel { index: i, name: None };
+            (scalar_bits(label, &plan.args.get(i)?.ty, e, a).ok()?, None)
+        }
+        _ => return None,
+    };
+    frame.set_slot(step.slot as usize, bits);
+    Some(array)
+}
+
+/// `fill_descriptor` for argument `i` (kept out of line: the rarer cases).
+#[cold]
+#[inline(never)]
+fn fill_general(plan: &Plan, i: usize, a: &Array<'_>, w: &mut [i64]) -> bool {
+    match plan.args.get(i).map(|p| &p.ty) {
+        Some(MlirType::MemRef(m)) => matches!(fill_descriptor(a, m, w), Ok(true)),
+        _ => false,
+    }
 }
 
 /// Invokes a call bound by `bind_simple`: the register result's bits.
@@ -1265,14 +1554,34 @@ fn invoke(_fp: usize, _frame: &Frame, _ret: ReturnReg) -> u64 {
     unreachable!("no plan exists on this target")
 }
 
+/// [`invoke`] with the integer registers of a frame that is not `full`
+/// (copied into a [`BoundCall`]).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn invoke_regs(fp: usize, ints: &[u64; trampoline::INT_REGS], ret: ReturnReg) -> u64 {
+    // SAFETY: as for `invoke`: `ints` are the integer registers of a frame
+    // bound for `fp` by its plan, which has no float or stack arguments
+    // (`full` is false); the arrays they point into stay borrowed by the
+    // `BoundCall` that holds them.
+    unsafe { trampoline::invoke_ints(fp as *const c_void, ints, ret) }
+}
+
+/// Plans are refused on other targets ([`Plan::new`]), so this is never reached.
+#[cfg(not(target_arch = "x86_64"))]
+fn invoke_regs(_fp: usize, _ints: &[u64; trampoline::INT_REGS], _ret: ReturnReg) -> u64 {
+    unreachable!("no plan exists on this target")
+}
+
 /// Reads the packed result struct: scalars, ranked descriptors, unranked
 /// descriptors (whose malloc'ed ranked part is copied and freed).
+/// `inputs` are the arrays whose memory the callee was given (converted
+/// copies in place of the arguments they stand for), for results that
+/// alias them.
 fn take_packed(
     f: &FnInner,
     words: &[i64],
     outs: &mut Vec<Out>,
-    temps: &[(usize, Array<'_>)],
-    args: &[Arg<'_, '_>],
+    inputs: &[&Array<'_>],
     total: usize,
 ) -> Result<(), Error> {
     let base = words.as_ptr().cast::<u8>();
@@ -1337,18 +1646,8 @@ fn take_packed(
             slot_of.push(r);
         }
     }
-    let storage = |a: &Array<'_>| (a.storage_ptr() as usize, a.storage_ptr() as usize + a.storage_len());
-    let mut ranges: SmallVec<[(usize, usize); 16]> = SmallVec::new();
-    for a in args {
-        match a {
-            Arg::Array(a) => ranges.push(storage(a)),
-            Arg::Mut(a) => ranges.push(storage(a)),
-            _ => {}
-        }
-    }
-    for (_, c) in temps {
-        ranges.push(storage(c));
-    }
+    let storage = |a: &&Array<'_>| (a.storage_ptr() as usize, a.storage_ptr() as usize + a.storage_len());
+    let ranges: SmallVec<[(usize, usize); 16]> = inputs.iter().map(storage).collect();
     // SAFETY: the descriptors were just returned by the callee, which follows
     // MLIR's conventions (the library's contract): callee memory comes from
     // libc malloc and is ours now; `ranges` are the arguments' storage.
@@ -1358,21 +1657,8 @@ fn take_packed(
     if done {
         return Ok(());
     }
-    let mut inputs: SmallVec<[InputMemory<'_>; 16]> = SmallVec::new();
-    for (i, (t, a)) in f.ty.inputs.iter().zip(args).enumerate() {
-        if !t.is_memref() || temps.iter().any(|(k, _)| *k == i) {
-            continue;
-        }
-        let a: &Array<'_> = match a {
-            Arg::Array(a) => a,
-            Arg::Mut(a) => a,
-            _ => continue,
-        };
-        inputs.push(InputMemory { array: a, allocated: a.storage_ptr() as usize });
-    }
-    for (_, c) in temps {
-        inputs.push(InputMemory { array: c, allocated: c.storage_ptr() as usize });
-    }
+    let inputs: SmallVec<[InputMemory<'_>; 16]> =
+        inputs.iter().map(|a| InputMemory { array: a, allocated: a.storage_ptr() as usize }).collect();
     // SAFETY: the descriptors were just returned by the callee, which follows
     // MLIR's conventions (the library's contract): callee memory comes from
     // libc malloc and is ours now; `inputs` are the arrays we passed.

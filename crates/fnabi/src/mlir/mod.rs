@@ -29,6 +29,7 @@ pub mod compile;
 pub mod externals;
 pub mod host;
 pub mod module;
+mod program;
 pub mod runtime_utils;
 pub mod signature;
 mod trampoline;

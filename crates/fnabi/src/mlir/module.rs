@@ -25,7 +25,7 @@
 //! - **Results**: a `sip` result structure when there is one, otherwise
 //!   none → `None`, one → the value, several → a tuple.
 
-use super::call::{Arg, MlirFunction, MlirLibrary, PreparedCall};
+use super::call::{Arg, MlirFunction, MlirLibrary, PreparedCall, Returned};
 use super::types::{FunctionType, MlirType};
 use super::{MlirError, signature::Visibility};
 use crate::array::Array;
@@ -448,8 +448,24 @@ impl PreparedBackend for MlirPrepared<'_> {
 
     fn call_bound(&mut self, inputs: &Value<'_>) -> Result<Value<'static>, Error> {
         let b = self.b;
-        let mut leaves: SmallVec<[&Value<'_>; 16]> = SmallVec::from_elem(&NO_VALUE, b.inputs.leaf_count());
+        let n = b.inputs.leaf_count();
+        let mut leaves: SmallVec<[&Value<'_>; 16]> =
+            if n <= 16 { SmallVec::from_buf_and_len([&NO_VALUE; 16], n) } else { SmallVec::from_elem(&NO_VALUE, n) };
         b.inputs.flatten_into(inputs, &mut leaves)?;
+        if b.destinations.results.is_empty() {
+            // The fast path: the leaves bound in place (no argument list);
+            // `None` when some leaf needs the general path below, which
+            // converts or explains.
+            match (self.call.call_values(&leaves)?, &b.results) {
+                (None, _) => {}
+                (Some(Returned::Array(a)), None) => return Ok(Value::Array(a)),
+                (Some(Returned::Array(a)), Some(p)) => return Ok(p.unflatten(vec![Value::Array(a)])?),
+                (Some(Returned::One(v)), None) => return Ok(v),
+                (Some(Returned::Many(v)), None) => return Ok(pack_results(v)),
+                (Some(Returned::One(v)), Some(p)) => return Ok(p.unflatten(vec![v])?),
+                (Some(Returned::Many(v)), Some(p)) => return Ok(p.unflatten(v)?),
+            }
+        }
         // Destinations are owned arrays; they are held here at the leaves'
         // lifetime (arrays are covariant) so that one argument list holds both.
         let mut dests: SmallVec<[Array<'_>; 2]> = if b.destinations.results.is_empty() {

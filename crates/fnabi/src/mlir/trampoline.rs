@@ -55,12 +55,34 @@ pub(crate) enum ReturnReg {
     Float,
 }
 
+/// Where an argument goes: an integer register, a float register or a
+/// stack slot, by index in its class.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Loc {
+    Int(usize),
+    Float(usize),
+    Stack(usize),
+}
+
+impl Loc {
+    /// Its index in a [`Frame`]'s slots: the integer registers, then the
+    /// float registers, then the stack slots.
+    pub(crate) fn slot(self) -> usize {
+        match self {
+            Loc::Int(k) => k,
+            Loc::Float(k) => INT_REGS + k,
+            Loc::Stack(k) => REGS + k,
+        }
+    }
+}
+
+/// Integer plus float registers.
+pub(crate) const REGS: usize = INT_REGS + FLOAT_REGS;
+
 /// The argument registers and stack slots of one call.
 pub(crate) struct Frame {
-    /// `rdi, rsi, rdx, rcx, r8, r9`.
-    pub ints: [u64; INT_REGS],
-    /// `xmm0`–`xmm7`, as bit patterns.
-    pub floats: [u64; FLOAT_REGS],
+    /// `rdi, rsi, rdx, rcx, r8, r9`, then `xmm0`–`xmm7` as bit patterns.
+    pub regs: [u64; REGS],
     /// The stack slots, `stack_bucket(n)` long.
     pub stack: Vec<u64>,
     /// False when no float register and no stack slot is used.
@@ -70,7 +92,36 @@ pub(crate) struct Frame {
 impl Frame {
     pub(crate) fn new(stack_slots: usize, full: bool) -> Frame {
         let len = stack_bucket(stack_slots).unwrap_or(MAX_STACK_SLOTS);
-        Frame { ints: [0; INT_REGS], floats: [0; FLOAT_REGS], stack: vec![0; len], full }
+        Frame { regs: [0; REGS], stack: vec![0; len], full }
+    }
+
+    /// Puts an argument's bits where `loc` says.
+    #[inline(always)]
+    pub(crate) fn set(&mut self, loc: Loc, bits: u64) {
+        self.set_slot(loc.slot(), bits);
+    }
+
+    /// Puts an argument's bits in slot `k` ([`Loc::slot`]).
+    #[inline(always)]
+    pub(crate) fn set_slot(&mut self, k: usize, bits: u64) {
+        match self.regs.get_mut(k) {
+            Some(r) => *r = bits,
+            None => self.stack[k - REGS] = bits,
+        }
+    }
+
+    /// The integer registers.
+    #[inline(always)]
+    pub(crate) fn ints(&self) -> &[u64; INT_REGS] {
+        let [i @ .., _, _, _, _, _, _, _, _] = &self.regs;
+        i
+    }
+
+    /// The float registers.
+    #[inline(always)]
+    pub(crate) fn floats(&self) -> &[u64; FLOAT_REGS] {
+        let [_, _, _, _, _, _, x @ ..] = &self.regs;
+        x
     }
 }
 
@@ -87,34 +138,57 @@ impl Frame {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) unsafe fn invoke(fp: *const c_void, frame: &Frame, ret: ReturnReg) -> u64 {
-    let i = &frame.ints;
     if !frame.full {
-        // SAFETY: (for both arms) the caller guarantees `fp` is a System V
-        // function whose arguments are integer-class and all in `ints`; a
-        // function of fewer integer parameters ignores the extra registers,
-        // and one returning a narrower or no value leaves the rest of
-        // rax/xmm0 unread by us beyond the bits we keep.
-        return unsafe {
-            match ret {
-                ReturnReg::Int => {
-                    let f = std::mem::transmute::<
-                        *const c_void,
-                        unsafe extern "C" fn(u64, u64, u64, u64, u64, u64) -> u64,
-                    >(fp);
-                    f(i[0], i[1], i[2], i[3], i[4], i[5])
-                }
-                ReturnReg::Float => {
-                    let f = std::mem::transmute::<
-                        *const c_void,
-                        unsafe extern "C" fn(u64, u64, u64, u64, u64, u64) -> f64,
-                    >(fp);
-                    f(i[0], i[1], i[2], i[3], i[4], i[5]).to_bits()
-                }
-            }
-        };
+        // SAFETY: forwarded to the caller (a frame that is not `full` has
+        // integer-class arguments only, all in its integer registers).
+        return unsafe { invoke_ints(fp, frame.ints(), ret) };
     }
     // SAFETY: forwarded to the caller.
     unsafe { invoke_full(fp, frame, ret) }
+}
+
+/// [`invoke`] for a function whose arguments are all integer-class and in
+/// registers (a frame that is not `full`): the short `fn(u64 × 6)` form.
+///
+/// # Safety
+/// As for [`invoke`], with `i` the frame's integer registers.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) unsafe fn invoke_ints(fp: *const c_void, i: &[u64; INT_REGS], ret: ReturnReg) -> u64 {
+    // SAFETY: the caller guarantees `fp` is a System V function whose
+    // arguments are integer-class and all in `i`; a function of fewer
+    // integer parameters ignores the extra registers. Its result (if any)
+    // is in rax or xmm0, which `Rets` reads both of (see there).
+    let r = unsafe {
+        std::mem::transmute::<*const c_void, unsafe extern "C" fn(u64, u64, u64, u64, u64, u64) -> Rets>(fp)(
+            i[0], i[1], i[2], i[3], i[4], i[5],
+        )
+    };
+    r.pick(ret)
+}
+
+/// The return registers `rax` and `xmm0` after a call, both: a 16-byte
+/// C struct of an INTEGER-class and an SSE-class eightbyte is returned in
+/// exactly those two (System V ABI, 3.2.3). Calling a function that
+/// returns an integer (in rax), a float (in xmm0) or nothing as if it
+/// returned this struct reads the register it set and one it left alone;
+/// both fields are plain bits (any pattern is a valid `u64`/`f64`, and the
+/// `f64` is only reinterpreted, never computed with). One call site then
+/// serves every result type, and the caller picks a field without a branch.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Rets {
+    rax: u64,
+    xmm0: f64,
+}
+
+impl Rets {
+    /// The bits of the register `ret` names (without a branch).
+    #[inline(always)]
+    fn pick(self, ret: ReturnReg) -> u64 {
+        let float = 0u64.wrapping_sub(u64::from(ret == ReturnReg::Float));
+        (self.rax & !float) | (self.xmm0.to_bits() & float)
+    }
 }
 
 /// The general form of [`invoke`]: six integer registers, eight float
@@ -125,8 +199,8 @@ pub(crate) unsafe fn invoke(fp: *const c_void, frame: &Frame, ret: ReturnReg) ->
 #[cfg(target_arch = "x86_64")]
 #[inline(never)]
 unsafe fn invoke_full(fp: *const c_void, frame: &Frame, ret: ReturnReg) -> u64 {
-    let i = &frame.ints;
-    let x = |k: usize| f64::from_bits(frame.floats[k]);
+    let i = frame.ints();
+    let x = |k: usize| f64::from_bits(frame.floats()[k]);
     let s = &frame.stack;
     macro_rules! full {
         ($($k:literal)*) => {{
@@ -140,18 +214,11 @@ unsafe fn invoke_full(fp: *const c_void, frame: &Frame, ret: ReturnReg) -> u64 {
             // The f64 parameters carry arbitrary bit patterns (an f32 in the
             // low half): they are only moved into xmm registers, never
             // computed with, so the bits arrive unchanged.
+            // The result is read as `Rets` (see there).
             unsafe {
-                match ret {
-                    ReturnReg::Int => {
-                        let f = std::mem::transmute::<*const c_void, unsafe extern "C" fn(u64, u64, u64, u64, u64, u64, f64, f64, f64, f64, f64, f64, f64, f64 $(, full!(@slot $k))*) -> u64>(fp);
-                        f(i[0], i[1], i[2], i[3], i[4], i[5], x(0), x(1), x(2), x(3), x(4), x(5), x(6), x(7) $(, s[$k])*)
-                    }
-                    ReturnReg::Float => {
-                        let f = std::mem::transmute::<*const c_void, unsafe extern "C" fn(u64, u64, u64, u64, u64, u64, f64, f64, f64, f64, f64, f64, f64, f64 $(, full!(@slot $k))*) -> f64>(fp);
-                        f(i[0], i[1], i[2], i[3], i[4], i[5], x(0), x(1), x(2), x(3), x(4), x(5), x(6), x(7) $(, s[$k])*).to_bits()
-                    }
-                }
-            }
+                let f = std::mem::transmute::<*const c_void, unsafe extern "C" fn(u64, u64, u64, u64, u64, u64, f64, f64, f64, f64, f64, f64, f64, f64 $(, full!(@slot $k))*) -> Rets>(fp);
+                f(i[0], i[1], i[2], i[3], i[4], i[5], x(0), x(1), x(2), x(3), x(4), x(5), x(6), x(7) $(, s[$k])*)
+            }.pick(ret)
         }};
         (@slot $k:literal) => { u64 };
     }
@@ -202,12 +269,14 @@ mod tests {
                 + f64::from(z) * 1e9
         }
         let mut fr = Frame::new(2, true);
-        fr.ints = [(-1i32) as i64 as u64, 2, 3, 4, 5, 6];
-        fr.floats[0] = u64::from(1.5f32.to_bits());
-        fr.floats[1] = 2.0f64.to_bits();
-        fr.floats[2] = u64::from(3.0f32.to_bits());
-        fr.stack[0] = 7;
-        fr.stack[1] = (-8i8) as i64 as u64;
+        for (k, v) in [(-1i32) as i64 as u64, 2, 3, 4, 5, 6].into_iter().enumerate() {
+            fr.set(Loc::Int(k), v);
+        }
+        fr.set(Loc::Float(0), u64::from(1.5f32.to_bits()));
+        fr.set(Loc::Float(1), 2.0f64.to_bits());
+        fr.set(Loc::Float(2), u64::from(3.0f32.to_bits()));
+        fr.set(Loc::Stack(0), 7);
+        fr.set(Loc::Stack(1), (-8i8) as i64 as u64);
         // SAFETY: `mixed` takes 7 integer-class arguments (6 in registers,
         // `g` in stack slot 0) and 3 float-class ones (xmm0-2), returns f64.
         let r = f64::from_bits(unsafe { invoke(mixed as *const c_void, &fr, ReturnReg::Float) });
@@ -217,8 +286,8 @@ mod tests {
             a - i64::from(b)
         }
         let mut fr = Frame::new(0, false);
-        fr.ints[0] = 10;
-        fr.ints[1] = 3;
+        fr.set(Loc::Int(0), 10);
+        fr.set(Loc::Int(1), 3);
         // SAFETY: `sub` takes two integer-class arguments and returns i64.
         assert_eq!(unsafe { invoke(sub as *const c_void, &fr, ReturnReg::Int) }, 7);
     }

@@ -52,6 +52,9 @@ pub struct Plan {
     seq_edges: Vec<(u32, u32)>,
     /// `(key, child node)` of dict nodes, contiguous per node.
     dict_edges: Vec<(Key, u32)>,
+    /// For each dict edge whose child is a leaf, its slot (`u32::MAX`
+    /// otherwise): a dict of leaves flattens without visiting its children.
+    dict_slots: Vec<u32>,
     /// Raw index of each slot.
     raw_of_slot: Vec<usize>,
     /// True when a depth-first walk meets the leaves in slot order.
@@ -78,10 +81,36 @@ enum Node {
     Dict {
         start: u32,
         count: u32,
+        /// Every child is a leaf (slots in `dict_slots`).
+        leaves: bool,
     },
 }
 
 static NONE: Value<'static> = Value::None;
+
+/// String equality for dict keys, which are short: two overlapping
+/// fixed-size loads per side instead of a `memcmp` call (most of the cost
+/// of comparing a 2-byte key).
+#[inline(always)]
+fn key_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    /// The first and the last `N` bytes of `s` (which has at least `N`).
+    fn ends<const N: usize>(s: &[u8]) -> Option<([u8; N], [u8; N])> {
+        Some((s.get(..N)?.try_into().ok()?, s.get(s.len().checked_sub(N)?..)?.try_into().ok()?))
+    }
+    match n {
+        0 => true,
+        1 => a[0] == b[0],
+        2..=3 => ends::<2>(a) == ends::<2>(b),
+        4..=7 => ends::<4>(a) == ends::<4>(b),
+        8..=16 => ends::<8>(a) == ends::<8>(b),
+        _ => a == b,
+    }
+}
 
 struct Compiler {
     nodes: Vec<Node>,
@@ -145,7 +174,7 @@ impl Compiler {
                     prev = Some(k);
                     self.dict_edges.push((k.clone(), 0));
                 }
-                self.nodes.push(Node::Dict { start: u32_of(start)?, count: u32_of(children.len())? });
+                self.nodes.push(Node::Dict { start: u32_of(start)?, count: u32_of(children.len())?, leaves: false });
                 for (i, (k, child)) in children.iter().enumerate() {
                     let c = self.add(child, depth + 1).map_err(|e| e.within(PathKey::Name(k.clone())))?;
                     self.dict_edges[start + i].1 = c;
@@ -246,11 +275,22 @@ impl Plan {
                 }
             }
         }
+        let leaf_slot = |child: u32| match c.nodes[child as usize] {
+            Node::Leaf { slot } => slot,
+            _ => u32::MAX,
+        };
+        let dict_slots: Vec<u32> = c.dict_edges.iter().map(|&(_, child)| leaf_slot(child)).collect();
+        for n in &mut c.nodes {
+            if let Node::Dict { start, count, leaves } = n {
+                *leaves = dict_slots[*start as usize..(*start + *count) as usize].iter().all(|&s| s != u32::MAX);
+            }
+        }
         Ok(Plan {
             structure: structure.cloned(),
             nodes: c.nodes,
             seq_edges: c.seq_edges,
             dict_edges: c.dict_edges,
+            dict_slots,
             raw_of_slot: sorted,
             in_order,
         })
@@ -301,6 +341,21 @@ impl Plan {
                 got: out.len(),
             }));
         }
+        self.flatten_with(value, &mut |slot, v| out[slot as usize] = v)
+    }
+
+    /// Walks `value` and hands each leaf to `put(slot, leaf)`, each slot
+    /// `0..leaf_count` exactly once when the walk succeeds (slots are the
+    /// output positions of [`flatten`](Plan::flatten)). `put` may be called
+    /// for some leaves before an error is found. For a caller that consumes
+    /// the leaves at once (binding them as call arguments, say) instead of
+    /// collecting them first.
+    #[inline]
+    pub(crate) fn flatten_with<'v, 'a, F: FnMut(u32, &'v Value<'a>)>(
+        &self,
+        value: &'v Value<'a>,
+        put: &mut F,
+    ) -> Result<(), StructureError> {
         if self.nodes.is_empty() {
             return match value {
                 Value::None => Ok(()),
@@ -309,7 +364,7 @@ impl Plan {
                 _ => Err(StructureError::expected("None (the side is empty)", value)),
             };
         }
-        self.flat(0, value, &mut |slot, v| out[slot as usize] = v)
+        self.flat(0, value, put)
     }
 
     /// Walks `v` along node `id`, handing each leaf to `put` with its slot.
@@ -360,31 +415,45 @@ impl Plan {
                 }
                 Ok(())
             }
-            Node::Dict { start, count } => {
+            Node::Dict { start, count, leaves } => {
                 let d = match v {
                     Value::Dict(d) => d,
                     _ => return Err(StructureError::expected("a dict", v)),
                 };
-                let edges = &self.dict_edges[start as usize..(start + count) as usize];
+                let range = start as usize..(start + count) as usize;
+                let edges = &self.dict_edges[range.clone()];
                 let entries = d.entries();
-                if entries.len() == edges.len() {
-                    // Fast path: the value's keys in the structure's order
-                    // (a dict built by `unflatten`, or by a caller in key order).
-                    let mut i = 0;
-                    while i < edges.len() {
-                        let (k, child) = &edges[i];
-                        let (vk, vv) = &entries[i];
-                        if !(std::sync::Arc::ptr_eq(k, vk) || k == vk) {
+                if leaves && entries.len() == edges.len() {
+                    // A dict of leaves (of arrays, typically) in the
+                    // structure's key order: each value goes to its slot.
+                    let slots = &self.dict_slots[range];
+                    let mut in_order = true;
+                    for (((k, _), &slot), (vk, vv)) in edges.iter().zip(slots).zip(entries) {
+                        if !(std::sync::Arc::ptr_eq(k, vk) || key_eq(k, vk)) {
+                            in_order = false;
                             break;
                         }
-                        match self.nodes[*child as usize] {
+                        put(slot, vv);
+                    }
+                    if in_order {
+                        return Ok(());
+                    }
+                } else if entries.len() == edges.len() {
+                    // Fast path: the value's keys in the structure's order
+                    // (a dict built by `unflatten`, or by a caller in key order).
+                    let mut in_order = true;
+                    for ((k, child), (vk, vv)) in edges.iter().zip(entries) {
+                        if !(std::sync::Arc::ptr_eq(k, vk) || key_eq(k, vk)) {
+                            in_order = false;
+                            break;
+                        }
+                        match self.nodes.get(*child as usize) {
                             // A dict of leaves (of arrays, typically): no recursion.
-                            Node::Leaf { slot } => put(slot, vv),
+                            Some(Node::Leaf { slot }) => put(*slot, vv),
                             _ => self.flat(*child, vv, put).map_err(|e| e.within(PathKey::Name(k.clone())))?,
                         }
-                        i += 1;
                     }
-                    if i == edges.len() {
+                    if in_order {
                         return Ok(());
                     }
                 }
@@ -480,7 +549,7 @@ impl Plan {
                 }
                 Value::List(items)
             }
-            Node::Dict { start, count } => {
+            Node::Dict { start, count, .. } => {
                 let edges = &self.dict_edges[start as usize..(start + count) as usize];
                 let mut d = Dict::with_capacity(count as usize);
                 for (k, child) in edges {
@@ -516,7 +585,7 @@ impl Plan {
             Node::Run { start, len, .. } => {
                 NodeRef::Seq { edges: &self.seq_edges[start as usize..(start + len) as usize], len }
             }
-            Node::Dict { start, count } => {
+            Node::Dict { start, count, .. } => {
                 NodeRef::Dict { edges: &self.dict_edges[start as usize..(start + count) as usize] }
             }
         }
