@@ -726,33 +726,36 @@ unsafe fn transpose_u32_avx512(t: &Tile, src: *const u8, dst: *mut u8, nt: bool)
     use std::arch::x86_64::*;
     let nt = nt && (dst as usize).is_multiple_of(64) && t.dst_p % 64 == 0;
     let (p16, q16) = (t.p & !15, t.q & !15);
-    let mut q = 0;
-    while q < q16 {
-        let mut p = 0;
-        while p < p16 {
-            // SAFETY: p + 15 < t.p and q + 15 < t.q: all 256 elements are in
-            // the problem (caller contract); AVX-512F is enabled.
-            unsafe {
-                let s = src.offset(p as isize * 4 + q as isize * t.src_q);
-                let mut r = [_mm512_setzero_ps(); 16];
-                for (i, v) in r.iter_mut().enumerate() {
-                    *v = _mm512_loadu_ps(s.offset(i as isize * t.src_q).cast());
+    // Tile order. With streaming stores (outputs too large for the cache)
+    // walk the source in order: reads stream, and every store is a whole
+    // line that bypasses the cache anyway. With ordinary stores walk the
+    // destination in order: its 16 rows advance together and the scattered
+    // accesses are the loads, which are cheaper than scattered stores (a
+    // store that misses reads the line first and later evicts it dirty).
+    // 1024² f32: 252 -> 218 µs.
+    let (tp, tq) = (p16 / 16, q16 / 16);
+    for i in 0..tp * tq {
+        let (p, q) = if nt { (i % tp * 16, i / tp * 16) } else { (i / tq * 16, i % tq * 16) };
+        // SAFETY: p + 15 < t.p and q + 15 < t.q: all 256 elements are in
+        // the problem (caller contract); AVX-512F is enabled.
+        unsafe {
+            let s = src.offset(p as isize * 4 + q as isize * t.src_q);
+            let mut r = [_mm512_setzero_ps(); 16];
+            for (i, v) in r.iter_mut().enumerate() {
+                *v = _mm512_loadu_ps(s.offset(i as isize * t.src_q).cast());
+            }
+            transpose16(&mut r);
+            let d = dst.offset(p as isize * t.dst_p + q as isize * 4);
+            if nt {
+                for (i, v) in r.iter().enumerate() {
+                    _mm512_stream_ps(d.offset(i as isize * t.dst_p).cast(), *v);
                 }
-                transpose16(&mut r);
-                let d = dst.offset(p as isize * t.dst_p + q as isize * 4);
-                if nt {
-                    for (i, v) in r.iter().enumerate() {
-                        _mm512_stream_ps(d.offset(i as isize * t.dst_p).cast(), *v);
-                    }
-                } else {
-                    for (i, v) in r.iter().enumerate() {
-                        _mm512_storeu_ps(d.offset(i as isize * t.dst_p).cast(), *v);
-                    }
+            } else {
+                for (i, v) in r.iter().enumerate() {
+                    _mm512_storeu_ps(d.offset(i as isize * t.dst_p).cast(), *v);
                 }
             }
-            p += 16;
         }
-        q += 16;
     }
     // SAFETY: the ragged edges are inside the problem.
     unsafe {
