@@ -646,6 +646,53 @@ unsafe extern "C" {
     fn free(p: *mut c_void);
 }
 
+/// True when `allocated` (a returned descriptor's first word) is no callee
+/// allocation: MLIR's global sentinel, null, or inside one of the module's
+/// static ranges.
+fn is_static_memory(allocated: usize, static_ranges: &[(usize, usize)]) -> bool {
+    allocated == GLOBAL_SENTINEL
+        || allocated == 0
+        || static_ranges.iter().any(|&(a, b)| allocated >= a && allocated < b)
+}
+
+/// True when a result whose allocation is `allocated` and whose bytes are
+/// `[lo, hi)` carries or touches one of the `inputs` (byte ranges of the
+/// arguments' storage). Every input is looked at (no early exit): a few
+/// flag operations each.
+#[inline]
+fn touches_input(inputs: &[(usize, usize)], allocated: usize, lo: usize, hi: usize) -> bool {
+    let mut touches = false;
+    for &(a, b) in inputs {
+        touches |= (allocated == a) | ((lo < b) & (hi > a));
+    }
+    touches
+}
+
+/// The buffer that owns callee allocation `allocated` and exposes its bytes
+/// `[lo, hi)`; it frees `allocated` with libc `free` when dropped.
+///
+/// # Safety
+/// `allocated` came from libc `malloc`, is owned by the caller alone and is
+/// not 0; `[lo, hi)` lies inside that allocation and `lo > 0`.
+unsafe fn malloc_buffer(
+    allocated: usize,
+    lo: usize,
+    hi: usize,
+    keep_alive: Option<Arc<dyn std::any::Any + Send + Sync>>,
+) -> HostBuffer {
+    // SAFETY: both pointers are non-null and the memory is the caller's to
+    // hand over (function contract).
+    unsafe {
+        HostBuffer::from_malloc(
+            std::ptr::NonNull::new_unchecked(allocated as *mut u8),
+            std::ptr::NonNull::new_unchecked(lo as *mut u8),
+            hi - lo,
+            true,
+            keep_alive,
+        )
+    }
+}
+
 /// Frees memory from libc `malloc` (what MLIR's `memref.alloc` and
 /// unranked-result descriptors use).
 ///
@@ -719,11 +766,10 @@ pub unsafe fn adopt_fresh_results(
         }
         let ResultLayout { shape, strides, data, range } = layout;
         let Some((lo, hi)) = range else { return Ok(false) };
-        let is_static = allocated == GLOBAL_SENTINEL
-            || allocated == 0
-            || static_ranges.iter().any(|&(a, b)| allocated >= a && allocated < b);
-        let aliases = inputs.iter().any(|&(a, b)| allocated == a || (lo < b && hi > a));
-        if is_static || aliases || fresh.iter().any(|f| f.3 == allocated) {
+        if is_static_memory(allocated, static_ranges)
+            || touches_input(inputs, allocated, lo, hi)
+            || fresh.iter().any(|f| f.3 == allocated)
+        {
             return Ok(false);
         }
         fresh.push((dtype, shape, strides, allocated, data, lo, hi));
@@ -732,15 +778,7 @@ pub unsafe fn adopt_fresh_results(
         // SAFETY: `allocated` is a distinct callee allocation from libc malloc,
         // ours now (caller contract), not 0 and not static (checked above);
         // [lo, hi) is this result's extent (overflow-checked, lo > 0), inside it.
-        let buf = unsafe {
-            HostBuffer::from_malloc(
-                std::ptr::NonNull::new_unchecked(allocated as *mut u8),
-                std::ptr::NonNull::new_unchecked(lo as *mut u8),
-                hi - lo,
-                true,
-                keep_alive.clone(),
-            )
-        };
+        let buf = unsafe { malloc_buffer(allocated, lo, hi, keep_alive.clone()) };
         // SAFETY: the buffer spans exactly the result's extent; its data is
         // aligned and its shape fits `isize` (`describe_result`).
         put(i, unsafe { Array::from_parts(dtype, shape, strides, data - lo, Arc::new(buf)) });
@@ -774,16 +812,7 @@ pub unsafe fn adopt_fresh_result(
     let layout = describe_result(0, dtype, words).ok()?;
     let (lo, hi) = layout.range?;
     let allocated = *words.first()? as usize;
-    // Every input is looked at (no early exit): a few flag operations each.
-    let mut aliases = false;
-    for &(a, b) in inputs {
-        aliases |= (allocated == a) | ((lo < b) & (hi > a));
-    }
-    if aliases
-        || allocated == GLOBAL_SENTINEL
-        || allocated == 0
-        || static_ranges.iter().any(|&(a, b)| allocated >= a && allocated < b)
-    {
+    if touches_input(inputs, allocated, lo, hi) || is_static_memory(allocated, static_ranges) {
         return None;
     }
     if dtype == DType::Bool {
@@ -794,15 +823,7 @@ pub unsafe fn adopt_fresh_result(
     // SAFETY: `allocated` is a callee allocation from libc malloc, ours now
     // (caller contract), not 0 and not static (checked above); [lo, hi) is
     // this result's extent (overflow-checked, lo > 0), inside it.
-    let buf = unsafe {
-        HostBuffer::from_malloc(
-            std::ptr::NonNull::new_unchecked(allocated as *mut u8),
-            std::ptr::NonNull::new_unchecked(lo as *mut u8),
-            hi - lo,
-            true,
-            keep_alive,
-        )
-    };
+    let buf = unsafe { malloc_buffer(allocated, lo, hi, keep_alive) };
     // SAFETY: the buffer spans exactly the result's extent; its data is
     // aligned, its shape fits `isize` and its bools are 0 or 1
     // (`describe_result`, `check_result_bools`).
@@ -830,8 +851,7 @@ pub unsafe fn adopt_results_into(
         let layout = describe_result(i, dtype, d.words())?;
         let range = layout.range;
         let allocated = d.allocated();
-        let in_static = static_ranges.iter().any(|&(lo, hi)| allocated >= lo && allocated < hi);
-        let owner = if allocated == GLOBAL_SENTINEL || allocated == 0 || in_static {
+        let owner = if is_static_memory(allocated, static_ranges) {
             Owner::Static
         } else if let Some(k) = inputs.iter().position(|m| {
             let (lo, hi) = (m.array.storage_ptr() as usize, m.array.storage_ptr() as usize + m.array.storage_len());
@@ -884,16 +904,7 @@ pub unsafe fn adopt_results_into(
                 // above not to wrap) and stays valid until the buffer frees it.
                 // Both pointers are non-null: `a` is not 0 (Owner::Static) and
                 // `lo > 0` (checked when the range was computed).
-                let hb = unsafe {
-                    HostBuffer::from_malloc(
-                        std::ptr::NonNull::new_unchecked(a as *mut u8),
-                        std::ptr::NonNull::new_unchecked(lo as *mut u8),
-                        hi - lo,
-                        true,
-                        keep_alive.clone(),
-                    )
-                };
-                Some(Arc::new(hb))
+                Some(Arc::new(unsafe { malloc_buffer(a, lo, hi, keep_alive.clone()) }))
             }
         };
         buffers.push((a, buf));
