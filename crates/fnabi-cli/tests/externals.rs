@@ -1,16 +1,16 @@
 //! `fnabi externals` on the MLIR fixtures: who provides each external
 //! function, and the one-line error for the missing ones.
 
+mod common;
+
 use std::path::PathBuf;
-use std::process::Command;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fnabi/tests/mlir").join(name)
 }
 
 fn run(path: &std::path::Path) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fnabi")).arg("externals").arg(path).output().unwrap();
-    (out.status.success(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+    common::fnabi([std::ffi::OsStr::new("externals"), path.as_os_str()], "")
 }
 
 #[test]

@@ -1,16 +1,16 @@
 //! `fnabi inspect` on the fixture modules: exact text, JSON, and the
 //! one-line errors for broken and not-yet-supported files.
 
+mod common;
+
 use std::path::PathBuf;
-use std::process::Command;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fnabi/tests/fixtures/iree").join(name)
 }
 
 fn run(args: &[&std::ffi::OsStr]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fnabi")).args(args).output().unwrap();
-    (out.status.success(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+    common::fnabi(args, "")
 }
 
 fn tmp(name: &str, bytes: &[u8]) -> PathBuf {

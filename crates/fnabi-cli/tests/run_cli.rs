@@ -2,16 +2,16 @@
 //! binary: the MLP example, text/JSON/.npy outputs, `@file.npy` inputs, a
 //! library without its source, and one-line errors.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn repo(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(p)
 }
 
 fn fnabi(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fnabi")).args(args).output().unwrap();
-    (out.status.success(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+    common::fnabi(args, "")
 }
 
 fn tmpdir(name: &str) -> PathBuf {

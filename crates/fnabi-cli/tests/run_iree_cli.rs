@@ -3,28 +3,13 @@
 //! both devices, one-line errors raised before the runtime is entered.
 #![cfg(feature = "iree")]
 
-use std::io::Write;
+mod common;
+
+use common::fnabi;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fnabi/tests/fixtures/iree").join(name)
-}
-
-fn fnabi(args: &[&str], stdin: &str) -> (bool, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fnabi"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The command may fail before reading its input: a closed pipe is fine.
-    if let Err(e) = child.stdin.take().unwrap().write_all(stdin.as_bytes()) {
-        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
-    }
-    let out = child.wait_with_output().unwrap();
-    (out.status.success(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
 }
 
 fn run(module: &str, args: &[&str], stdin: &str) -> (bool, String, String) {

@@ -1,24 +1,11 @@
 //! `fnabi demangle` on SIP signatures and `fnabi flatten`, end to end.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod common;
 
 const SIG: &str = "I31!S27!k0D17!K4!bar_1K4!foo_0k1_2R12!S9!k0_0k1_1";
 
 fn run(args: &[&str], stdin: &str) -> (bool, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fnabi"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The command may fail (and exit) before reading its input: a closed pipe is fine.
-    if let Err(e) = child.stdin.take().unwrap().write_all(stdin.as_bytes()) {
-        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
-    }
-    let out = child.wait_with_output().unwrap();
-    (out.status.success(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+    common::fnabi(args, stdin)
 }
 
 #[test]
