@@ -380,32 +380,14 @@ impl Plan {
                 Ok(())
             }
             Node::Run { len, first, .. } => {
-                let items = match v {
-                    Value::List(x) | Value::Tuple(x) => x,
-                    _ => return Err(StructureError::expected("a list or tuple", v)),
-                };
-                if items.len() != len as usize {
-                    return Err(StructureError::at_root(StructureErrorKind::Length {
-                        has: items.len(),
-                        needs: len as usize,
-                    }));
-                }
+                let items = seq_items(v, len)?;
                 for (i, item) in items.iter().enumerate() {
                     put(first + i as u32, item);
                 }
                 Ok(())
             }
             Node::Seq { start, count, len } => {
-                let items = match v {
-                    Value::List(x) | Value::Tuple(x) => x,
-                    _ => return Err(StructureError::expected("a list or tuple", v)),
-                };
-                if items.len() != len as usize {
-                    return Err(StructureError::at_root(StructureErrorKind::Length {
-                        has: items.len(),
-                        needs: len as usize,
-                    }));
-                }
+                let items = seq_items(v, len)?;
                 let edges = &self.seq_edges[start as usize..(start + count) as usize];
                 if count != len {
                     self.check_gaps(edges, items)?;
@@ -595,6 +577,18 @@ impl Plan {
     pub(crate) fn build_subtree<'a>(&self, id: u32, leaves: &mut [Value<'a>]) -> Value<'a> {
         self.build(id, &mut BySlot(leaves))
     }
+}
+
+/// The items of `v`, a list or tuple of `len` items.
+fn seq_items<'v, 'a>(v: &'v Value<'a>, len: u32) -> Result<&'v [Value<'a>], StructureError> {
+    let items = match v {
+        Value::List(x) | Value::Tuple(x) => x,
+        _ => return Err(StructureError::expected("a list or tuple", v)),
+    };
+    if items.len() != len as usize {
+        return Err(StructureError::at_root(StructureErrorKind::Length { has: items.len(), needs: len as usize }));
+    }
+    Ok(items)
 }
 
 #[cfg(test)]
