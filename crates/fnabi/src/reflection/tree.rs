@@ -117,27 +117,11 @@ pub fn structure_to_records(
 ) -> Result<Vec<TypeRecord>, Error> {
     match s {
         Structure::Leaf(_) => Ok(vec![build(s, &mut leaf_record, 0)?]),
-        Structure::Sequence(c) => {
-            let mut out = Vec::with_capacity(c.len());
-            for (k, child) in c {
-                if *k < out.len() {
-                    return Err(Error::InvalidArgument(format!("structure repeats sequence key {k}")));
-                }
-                while out.len() < *k {
-                    out.push(TypeRecord::Null);
-                }
-                out.push(build(child, &mut leaf_record, 1)?);
-            }
-            Ok(out)
-        }
-        Structure::Dict(c) => {
-            let mut sorted: Vec<&(Key, Structure)> = c.iter().collect();
-            sorted.sort_by(|a, b| a.0.cmp(&b.0));
-            sorted
-                .into_iter()
-                .map(|(k, child)| Ok(TypeRecord::Named(k.clone(), Box::new(build(child, &mut leaf_record, 1)?))))
-                .collect()
-        }
+        Structure::Sequence(c) => sequence_records(c, &mut leaf_record, 1),
+        Structure::Dict(c) => Ok(dict_records(c, &mut leaf_record, 1)?
+            .into_iter()
+            .map(|(k, r)| TypeRecord::Named(k, Box::new(r)))
+            .collect()),
     }
 }
 
@@ -152,29 +136,39 @@ fn build(
     Ok(match s {
         Structure::Leaf(i) => leaf_record(*i)
             .ok_or_else(|| Error::InvalidArgument(format!("no type record for the leaf of raw index {i}")))?,
-        Structure::Sequence(c) => {
-            let mut out = Vec::with_capacity(c.len());
-            for (k, child) in c {
-                if *k < out.len() {
-                    return Err(Error::InvalidArgument(format!("structure repeats sequence key {k}")));
-                }
-                while out.len() < *k {
-                    out.push(TypeRecord::Null);
-                }
-                out.push(build(child, leaf_record, depth + 1)?);
-            }
-            TypeRecord::SList(out)
-        }
-        Structure::Dict(c) => {
-            let mut sorted: Vec<&(Key, Structure)> = c.iter().collect();
-            sorted.sort_by(|a, b| a.0.cmp(&b.0));
-            let mut out = Vec::with_capacity(c.len());
-            for (k, child) in sorted {
-                out.push((k.clone(), build(child, leaf_record, depth + 1)?));
-            }
-            TypeRecord::SDict(out)
-        }
+        Structure::Sequence(c) => TypeRecord::SList(sequence_records(c, leaf_record, depth + 1)?),
+        Structure::Dict(c) => TypeRecord::SDict(dict_records(c, leaf_record, depth + 1)?),
     })
+}
+
+/// The records of a sequence's items at `depth` (gaps are `null`).
+fn sequence_records(
+    c: &[(usize, Structure)],
+    leaf_record: &mut impl FnMut(usize) -> Option<TypeRecord>,
+    depth: usize,
+) -> Result<Vec<TypeRecord>, Error> {
+    let mut out = Vec::with_capacity(c.len());
+    for (k, child) in c {
+        if *k < out.len() {
+            return Err(Error::InvalidArgument(format!("structure repeats sequence key {k}")));
+        }
+        while out.len() < *k {
+            out.push(TypeRecord::Null);
+        }
+        out.push(build(child, leaf_record, depth)?);
+    }
+    Ok(out)
+}
+
+/// The `(key, record)` pairs of a dict's values at `depth`, in key order.
+fn dict_records(
+    c: &[(Key, Structure)],
+    leaf_record: &mut impl FnMut(usize) -> Option<TypeRecord>,
+    depth: usize,
+) -> Result<Vec<(Key, TypeRecord)>, Error> {
+    let mut sorted: Vec<&(Key, Structure)> = c.iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    sorted.into_iter().map(|(k, child)| Ok((k.clone(), build(child, leaf_record, depth)?))).collect()
 }
 
 #[cfg(test)]
