@@ -445,6 +445,17 @@ impl<'s> Cursor<'s> {
 
     /// `(%a: T {attrs}, …)` or, for declarations, `(T {attrs}, …)`.
     fn arg_list(&mut self) -> Result<Vec<MlirType>, MlirError> {
+        self.types_in_parens(true)
+    }
+
+    /// A parenthesised list of types (function-type inputs).
+    fn type_list(&mut self) -> Result<Vec<MlirType>, MlirError> {
+        self.types_in_parens(false)
+    }
+
+    /// `(T {attrs}, …)`, each type after an optional `%name:` when `named`
+    /// (an argument list; else a type list).
+    fn types_in_parens(&mut self, named: bool) -> Result<Vec<MlirType>, MlirError> {
         self.expect("(")?;
         let mut out = Vec::new();
         self.skip_trivia();
@@ -453,7 +464,7 @@ impl<'s> Cursor<'s> {
         }
         loop {
             self.skip_trivia();
-            if self.eat("%") {
+            if named && self.eat("%") {
                 let n = self.bare_word();
                 if n.is_empty() {
                     return Err(self.error("expected an argument name after `%`"));
@@ -468,8 +479,9 @@ impl<'s> Cursor<'s> {
             if self.eat(")") {
                 return Ok(out);
             }
+            let what = if named { "argument" } else { "type" };
             self.expect(",")
-                .map_err(|_| self.error(format!("expected `,` or `)` in the argument list{}", self.found())))?;
+                .map_err(|_| self.error(format!("expected `,` or `)` in the {what} list{}", self.found())))?;
         }
     }
 
@@ -489,27 +501,6 @@ impl<'s> Cursor<'s> {
             self.skip_trivia();
         }
         Ok(())
-    }
-
-    /// A parenthesised list of types (function-type inputs).
-    fn type_list(&mut self) -> Result<Vec<MlirType>, MlirError> {
-        self.expect("(")?;
-        let mut out = Vec::new();
-        self.skip_trivia();
-        if self.eat(")") {
-            return Ok(out);
-        }
-        loop {
-            self.skip_trivia();
-            out.push(self.mlir_type()?);
-            self.skip_trivia();
-            self.trailing_attrs()?;
-            if self.eat(")") {
-                return Ok(out);
-            }
-            self.expect(",")
-                .map_err(|_| self.error(format!("expected `,` or `)` in the type list{}", self.found())))?;
-        }
     }
 
     /// After `->`: one bare type or a parenthesised list.
