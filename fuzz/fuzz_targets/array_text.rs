@@ -2,8 +2,8 @@
 //! input, and what parses prints in a form that parses back to the same
 //! dtype and shape (and the same elements, for integer and boolean arrays).
 #![no_main]
-use fnabi::text::{format_array, parse_value};
 use fnabi::Value;
+use fnabi::text::{format_array, parse_value};
 use libfuzzer_sys::fuzz_target;
 
 /// A single value fills an array of any shape, so a short text can ask for

@@ -1,7 +1,7 @@
 //! The `func.func` header reader: never panics or hangs; errors carry a
 //! line and column inside the text; function types print and parse back.
 #![no_main]
-use fnabi::mlir::{parse_functions, FunctionType, MlirError};
+use fnabi::mlir::{FunctionType, HeaderError, parse_functions};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -15,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
                 let _ = f.abi_attributes();
             }
         }
-        Err(MlirError::Syntax { offset, line, .. }) => {
+        Err(HeaderError::Syntax { offset, line, .. }) => {
             assert!(offset <= text.len());
             assert!(line >= 1 && line <= text.lines().count().max(1) + 1);
         }

@@ -20,7 +20,7 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(inputs.as_str(), sig.inputs_reference());
     assert_eq!(results.as_str(), sig.results_reference());
     let _ = sig.to_string();
-    if let Ok(plan) = sig.input_plan() {
+    if let Ok(plan) = fnabi::Plan::new(sig.inputs()) {
         let v = plan.unflatten(vec![fnabi::Value::None; plan.leaf_count()]).expect("leaf count matches");
         assert_eq!(plan.flatten(&v).expect("own value flattens").len(), plan.leaf_count());
     }

@@ -13,7 +13,7 @@ fuzz_target!(|data: &[u8]| {
                 let _ = e.signature.cconv();
                 let _ = e.signature.reflection();
                 let _ = e.signature.declaration();
-                let _ = e.signature.abi();
+                let _ = fnabi::conventions::FunctionAbi::from_signature(&e.signature);
             }
             for i in &m.imports {
                 if let Some(s) = &i.signature {

@@ -27,7 +27,7 @@ pub struct FlattenArgs {
 pub fn flatten(args: FlattenArgs) -> Result<ExitCode, CliError> {
     let sig =
         SipSignature::parse(&args.sip).map_err(|e| CliError(describe_parse_error("SIP signature", &args.sip, &e)))?;
-    let plan = if args.results { sig.result_plan() } else { sig.input_plan() }?;
+    let plan = fnabi::Plan::new(if args.results { sig.results() } else { sig.inputs() })?;
     let value = if args.input == "-" {
         json::from_reader(std::io::stdin().lock())
     } else {

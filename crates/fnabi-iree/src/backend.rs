@@ -1,5 +1,5 @@
-//! The IREE backend of [`fnabi::Function`]: binds and checks host values
-//! through [`fnabi::conventions`] (every dtype, rank, static dim, range and
+//! The IREE backend of [`fnabi_core::Function`]: binds and checks host values
+//! through [`fnabi_core::conventions`] (every dtype, rank, static dim, range and
 //! arity check happens before the runtime is entered), marshals them into
 //! the runtime's argument list, invokes, waits for async functions, and
 //! unpacks the results.
@@ -16,10 +16,10 @@ use crate::list::{Marshal, OwnedRef, RtList, RtSink, read_items};
 use crate::module::ModuleInner;
 use crate::runtime::DeviceHandle;
 use crate::staging::Staging;
-use fnabi::conventions::FunctionAbi;
-use fnabi::function::{Backend, PreparedBackend};
-use fnabi::reflection::InvocationModel;
-use fnabi::{Dict, Error, Value};
+use fnabi_abi::reflection::InvocationModel;
+use fnabi_core::conventions::FunctionAbi;
+use fnabi_core::function::{Backend, PreparedBackend};
+use fnabi_core::{Dict, Error, Value};
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
 
@@ -336,7 +336,7 @@ impl Prepared<'_> {
             self.state = Some(self.f.take_state()?);
         }
         // Just filled.
-        self.state.as_mut().ok_or_else(|| Error::InvalidArgument("no call state".into()))
+        self.state.as_mut().ok_or_else(|| Error::invalid_argument("no call state"))
     }
 }
 

@@ -16,8 +16,8 @@
 use crate::error::{IreeError, StatusCode};
 use crate::ffi::{self, check, sys};
 use crate::runtime::DeviceHandle;
-use fnabi::array::{HostBuffer, element_count};
-use fnabi::{Array, DType, ScalarType};
+use fnabi_core::array::{HostBuffer, element_count};
+use fnabi_core::{Array, DType, ScalarType};
 use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -248,7 +248,7 @@ impl Drop for WriteMapping {
 unsafe impl Send for WriteMapping {}
 
 /// The elements of a buffer view's array: dense, row-major bytes.
-pub(crate) fn view_bytes<'a>(b: &'a fnabi::vm::BufferView<'_>) -> &'a [u8] {
+pub(crate) fn view_bytes<'a>(b: &'a fnabi_core::vm::BufferView<'_>) -> &'a [u8] {
     let a = b.array();
     debug_assert!(a.is_c_contiguous());
     // SAFETY: a BufferView's array is C-contiguous (every constructor of
@@ -358,7 +358,7 @@ impl Drop for MappedView {
 pub(crate) unsafe fn array_of_view(
     device: &Arc<DeviceHandle>,
     view: NonNull<sys::iree_hal_buffer_view_t>,
-) -> Result<Array<'static>, fnabi::Error> {
+) -> Result<Array<'static>, fnabi_core::Error> {
     let v = view.as_ptr();
     // SAFETY: `view` is live (caller).
     let (encoding, element_type, rank, dims, byte_length) = unsafe {
@@ -376,11 +376,7 @@ pub(crate) unsafe fn array_of_view(
         // SAFETY: a live view has `rank` dims at `dims`.
         unsafe { std::slice::from_raw_parts(dims, rank) }.to_vec()
     };
-    let mismatch = |expected: &str, got: String| fnabi::Error::Mismatch {
-        context: "result buffer view".into(),
-        expected: expected.into(),
-        got,
-    };
+    let mismatch = |expected: &str, got: String| fnabi_core::Error::mismatch("result buffer view", expected, got);
     if encoding != sys::iree_hal_encoding_types_t_IREE_HAL_ENCODING_TYPE_DENSE_ROW_MAJOR {
         return Err(mismatch("dense row-major encoding", format!("encoding 0x{encoding:08X}")));
     }

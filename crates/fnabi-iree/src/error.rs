@@ -115,8 +115,8 @@ impl fmt::Display for StatusCode {
 ///
 /// Displays as `IREE runtime (OPERATION): MESSAGE`, where the message is
 /// IREE's own (`iree/runtime/src/iree/vm/invocation.c:99: INVALID_ARGUMENT;
-/// input list and function mismatch; …`). Inside a [`fnabi::Error`] it is
-/// the source of [`fnabi::Error::Runtime`] and can be recovered with
+/// input list and function mismatch; …`). Inside a [`fnabi_core::Error`] it is
+/// the source of [`fnabi_core::ErrorKind::Backend`] and can be recovered with
 /// `downcast_ref::<IreeError>()`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IreeError {
@@ -154,9 +154,9 @@ impl fmt::Display for IreeError {
 
 impl std::error::Error for IreeError {}
 
-impl From<IreeError> for fnabi::Error {
-    fn from(e: IreeError) -> fnabi::Error {
-        fnabi::Error::Runtime(Box::new(e))
+impl From<IreeError> for fnabi_core::Error {
+    fn from(e: IreeError) -> fnabi_core::Error {
+        fnabi_core::Error::backend(e)
     }
 }
 
@@ -176,11 +176,8 @@ mod tests {
         assert_eq!(StatusCode::from_raw(25).to_string(), "status code 25");
         let e = IreeError::new(StatusCode::NotFound, "looking up x".into(), "f.c:1: NOT_FOUND; no x".into());
         assert_eq!(e.to_string(), "IREE runtime (looking up x): f.c:1: NOT_FOUND; no x");
-        let f: fnabi::Error = e.clone().into();
+        let f: fnabi_core::Error = e.clone().into();
         assert_eq!(f.to_string(), e.to_string());
-        match f {
-            fnabi::Error::Runtime(b) => assert_eq!(b.downcast_ref::<IreeError>(), Some(&e)),
-            other => panic!("{other:?}"),
-        }
+        assert_eq!(f.backend_error::<IreeError>(), Some(&e));
     }
 }

@@ -14,11 +14,11 @@
 //! every error), which then goes through `pack_args` and gets its precise
 //! message. A property test checks the equivalence on random values.
 
-use fnabi::conventions::{FunctionAbi, ParamType, value_type_of};
-use fnabi::reflection::{Primitive, TypeRecord};
-use fnabi::value::Key;
-use fnabi::vm::{CallingConvention, CconvItem, CconvType, ValueType, Variant};
-use fnabi::{Array, DType, Error, Value};
+use fnabi_abi::reflection::{Primitive, TypeRecord};
+use fnabi_core::conventions::{FunctionAbi, ParamType, value_type_of};
+use fnabi_core::value::Key;
+use fnabi_core::vm::{CallingConvention, CconvItem, CconvType, ValueType, Variant};
+use fnabi_core::{Array, DType, Error, Value};
 
 /// What a value of one record becomes.
 #[derive(Clone, Debug, PartialEq)]
@@ -242,8 +242,8 @@ fn fits(dims: Option<&[Option<u64>]>, shape: &[usize]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fnabi::reflection::FunctionReflection;
-    use fnabi::vm::{BufferView, VmList};
+    use fnabi_abi::reflection::FunctionReflection;
+    use fnabi_core::vm::{BufferView, VmList};
     use proptest::prelude::*;
 
     /// Builds fnabi VM values, to compare with `pack_args`.
@@ -257,7 +257,7 @@ mod tests {
             Ok(())
         }
         fn close(&mut self) -> Result<(), Error> {
-            let l = self.stack.pop().ok_or_else(|| Error::InvalidArgument("close without open".into()))?;
+            let l = self.stack.pop().ok_or_else(|| Error::invalid_argument("close without open"))?;
             self.top().push(Variant::list(l))
         }
         fn array(&mut self, a: &Array<'_>, _bytes: &[u8]) -> Result<(), Error> {
@@ -287,8 +287,8 @@ mod tests {
         let mut out = VmList::with_capacity(l.element_type().clone(), l.len());
         for v in l.items() {
             let v = match v {
-                Variant::Ref(fnabi::vm::VmRef::List(inner)) => Variant::list(owned(inner)),
-                Variant::Ref(fnabi::vm::VmRef::BufferView(b)) => {
+                Variant::Ref(fnabi_core::vm::VmRef::List(inner)) => Variant::list(owned(inner)),
+                Variant::Ref(fnabi_core::vm::VmRef::BufferView(b)) => {
                     Variant::buffer_view(BufferView::new(b.array().to_contiguous().unwrap()).unwrap())
                 }
                 Variant::I8(x) => Variant::I8(*x),
@@ -306,7 +306,7 @@ mod tests {
 
     /// Equal lists, floats compared by their bits (NaN is NaN).
     fn same(a: &VmList<'_>, b: &VmList<'_>) -> bool {
-        use fnabi::vm::VmRef;
+        use fnabi_core::vm::VmRef;
         a.element_type() == b.element_type()
             && a.len() == b.len()
             && a.items().iter().zip(b.items()).all(|(x, y)| match (x, y) {

@@ -7,20 +7,20 @@
 //! - [`IreeModule`]: a module loaded on a [`Device`] (`local-sync`, the
 //!   default, or `local-task`), from a mapped file, bytes or a shared
 //!   buffer; its [`Export`]s with their calling conventions and reflection;
-//! - [`IreeModule::function`]: an export as a [`fnabi::Function`], called
+//! - [`IreeModule::function`]: an export as a [`fnabi_core::Function`], called
 //!   with nested lists, tuples, dicts, scalars, strings and arrays through
-//!   [`fnabi::conventions`] (typed by `iree.abi` when the module has it, by
+//!   [`fnabi_core::conventions`] (typed by `iree.abi` when the module has it, by
 //!   `iree.abi.declaration` otherwise). Every value is checked before the
 //!   runtime is entered: the runtime itself reports a wrong argument type
 //!   only as a bare `FAILED_PRECONDITION`;
 //! - [`IreeModule::vm_call`]: a call with a prebuilt VM argument list, the
 //!   runtime's own cost;
 //! - [`IreeError`]: every failure the runtime reports, with its status code
-//!   and message, inside [`fnabi::Error::Runtime`].
+//!   and message, inside [`fnabi_core::ErrorKind::Backend`].
 //!
 //! ```
-//! # fn main() -> Result<(), fnabi::Error> {
-//! use fnabi::{Array, Value};
+//! # fn main() -> Result<(), fnabi_core::Error> {
+//! use fnabi_core::{Array, Value};
 //! use fnabi_iree::{Device, IreeModule};
 //! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../fnabi/tests/fixtures/iree/nested.vmfb");
 //! // SAFETY: a module from iree-compile that we trust to run in-process.
@@ -51,7 +51,7 @@
 //! Arguments of the common records (numeric `ndarray`s of the exact dtype,
 //! scalars, `slist`/`stuple`/`sdict` of them) go straight from host values
 //! to the runtime's list after the same checks that
-//! [`fnabi::conventions::FunctionAbi::pack_args`] makes; everything else
+//! [`fnabi_core::conventions::FunctionAbi::pack_args`] makes; everything else
 //! (and every error) goes through `pack_args` itself.
 //!
 //! Async functions (`iree.abi.model = "coarse-fences"`) get their wait and

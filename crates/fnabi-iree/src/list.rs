@@ -1,6 +1,6 @@
 //! VM lists and references: owned handles over `iree_vm_list_t` and
 //! `iree_vm_ref_t`, and the translation between fnabi's runtime-free VM
-//! values ([`fnabi::vm::Variant`], [`VmList`]) and the runtime's, both
+//! values ([`fnabi_core::vm::Variant`], [`VmList`]) and the runtime's, both
 //! ways. Values keep their exact type (`i8` … `f64`), lists their element
 //! type (`list<?>`, `list<i8>`, `list<!hal.buffer_view>`), arrays become
 //! buffer views through [`Staging`], and references of other types travel
@@ -12,9 +12,9 @@ use crate::fastpack::Sink;
 use crate::ffi::{self, check, sys};
 use crate::runtime::{DeviceHandle, instance};
 use crate::staging::Staging;
-use fnabi::Array;
-use fnabi::reflection::MAX_DEPTH;
-use fnabi::vm::{BufferView, ElementType, OpaqueRef, RefType, ValueType, Variant, VmList, VmRef};
+use fnabi_abi::reflection::MAX_DEPTH;
+use fnabi_core::Array;
+use fnabi_core::vm::{BufferView, ElementType, OpaqueRef, RefType, ValueType, Variant, VmList, VmRef};
 use std::ptr::NonNull;
 use std::sync::Arc;
 
@@ -214,7 +214,7 @@ fn value_type_of_code(t: sys::iree_vm_value_type_t) -> Option<ValueType> {
 }
 
 /// The runtime's ref type of `r`.
-fn ref_type_code(r: &RefType) -> Result<sys::iree_vm_ref_type_t, fnabi::Error> {
+fn ref_type_code(r: &RefType) -> Result<sys::iree_vm_ref_type_t, fnabi_core::Error> {
     Ok(match r {
         RefType::List => ffi::list_type(),
         RefType::BufferView => ffi::buffer_view_type(),
@@ -225,7 +225,9 @@ fn ref_type_code(r: &RefType) -> Result<sys::iree_vm_ref_type_t, fnabi::Error> {
             // SAFETY: the instance is live; the name is a valid string view.
             let t = unsafe { sys::iree_vm_instance_lookup_type(inst.ptr, ffi::sv(bare)) };
             if t == 0 {
-                return Err(fnabi::Error::InvalidArgument(format!("the IREE runtime has no ref type named {name:?}")));
+                return Err(fnabi_core::Error::invalid_argument(format!(
+                    "the IREE runtime has no ref type named {name:?}"
+                )));
             }
             t
         }
@@ -233,7 +235,7 @@ fn ref_type_code(r: &RefType) -> Result<sys::iree_vm_ref_type_t, fnabi::Error> {
 }
 
 /// The runtime's type def of a list element type.
-fn type_def_of(e: &ElementType) -> Result<sys::iree_vm_type_def_t, fnabi::Error> {
+fn type_def_of(e: &ElementType) -> Result<sys::iree_vm_type_def_t, fnabi_core::Error> {
     Ok(match e {
         ElementType::Variant => ffi::variant_type_def(),
         ElementType::Value(t) => ffi::value_type_def(value_type_code(*t)),
@@ -249,11 +251,11 @@ pub(crate) struct Marshal<'a> {
 
 impl Marshal<'_> {
     /// Appends `v` to `list`.
-    pub(crate) fn push(&mut self, list: &mut RtList, v: &Variant<'_>) -> Result<(), fnabi::Error> {
+    pub(crate) fn push(&mut self, list: &mut RtList, v: &Variant<'_>) -> Result<(), fnabi_core::Error> {
         self.push_at(list, v, 0)
     }
 
-    fn push_at(&mut self, list: &mut RtList, v: &Variant<'_>, depth: usize) -> Result<(), fnabi::Error> {
+    fn push_at(&mut self, list: &mut RtList, v: &Variant<'_>, depth: usize) -> Result<(), fnabi_core::Error> {
         use sys::iree_vm_value_type_e_IREE_VM_VALUE_TYPE_F32 as F32;
         use sys::iree_vm_value_type_e_IREE_VM_VALUE_TYPE_F64 as F64;
         use sys::iree_vm_value_type_e_IREE_VM_VALUE_TYPE_I8 as I8;
@@ -274,7 +276,9 @@ impl Marshal<'_> {
             }
             Variant::Ref(VmRef::List(l)) => {
                 if depth + 1 >= MAX_DEPTH {
-                    return Err(fnabi::Error::InvalidArgument(format!("VM lists nest deeper than {MAX_DEPTH} levels")));
+                    return Err(fnabi_core::Error::invalid_argument(format!(
+                        "VM lists nest deeper than {MAX_DEPTH} levels"
+                    )));
                 }
                 let (slot, mut inner) = self.staging.take_list(type_def_of(l.element_type())?, l.len())?;
                 let mut filled = Ok(());
@@ -292,11 +296,11 @@ impl Marshal<'_> {
             Variant::Ref(VmRef::Opaque(o)) => match o.payload().downcast_ref::<RuntimeRef>() {
                 Some(r) => list.push_ref(r.r.retain())?,
                 None => {
-                    return Err(fnabi::Error::Mismatch {
-                        context: "VM reference".into(),
-                        expected: "a reference the IREE runtime made".into(),
-                        got: format!("an opaque {} made elsewhere", o.type_name()),
-                    });
+                    return Err(fnabi_core::Error::mismatch(
+                        "VM reference",
+                        "a reference the IREE runtime made",
+                        format!("an opaque {} made elsewhere", o.type_name()),
+                    ));
                 }
             },
         }
@@ -332,13 +336,13 @@ impl RtSink<'_> {
 }
 
 impl Sink for RtSink<'_> {
-    fn open(&mut self, len: usize) -> Result<(), fnabi::Error> {
+    fn open(&mut self, len: usize) -> Result<(), fnabi_core::Error> {
         let l = self.staging.take_list(ffi::variant_type_def(), len)?;
         self.stack.push(l);
         Ok(())
     }
 
-    fn close(&mut self) -> Result<(), fnabi::Error> {
+    fn close(&mut self) -> Result<(), fnabi_core::Error> {
         let Some((slot, l)) = self.stack.pop() else {
             return Err(ffi::local_error(StatusCode::Internal, "packing arguments", "no open list".into()).into());
         };
@@ -347,12 +351,12 @@ impl Sink for RtSink<'_> {
         Ok(self.top().push_ref(r)?)
     }
 
-    fn array(&mut self, a: &Array<'_>, bytes: &[u8]) -> Result<(), fnabi::Error> {
+    fn array(&mut self, a: &Array<'_>, bytes: &[u8]) -> Result<(), fnabi_core::Error> {
         let r = self.staging.buffer_view(self.device, a, bytes)?;
         Ok(self.top().push_ref(r)?)
     }
 
-    fn scalar(&mut self, v: Variant<'static>) -> Result<(), fnabi::Error> {
+    fn scalar(&mut self, v: Variant<'static>) -> Result<(), fnabi_core::Error> {
         use sys::iree_vm_value_type_e_IREE_VM_VALUE_TYPE_F32 as F32;
         use sys::iree_vm_value_type_e_IREE_VM_VALUE_TYPE_F64 as F64;
         use sys::iree_vm_value_type_e_IREE_VM_VALUE_TYPE_I8 as I8;
@@ -367,7 +371,7 @@ impl Sink for RtSink<'_> {
             Variant::F32(x) => value(F32, |u| u.f32_ = x),
             Variant::F64(x) => value(F64, |u| u.f64_ = x),
             other => {
-                return Err(fnabi::Error::InvalidArgument(format!("{other} is not a scalar")));
+                return Err(fnabi_core::Error::invalid_argument(format!("{other} is not a scalar")));
             }
         };
         Ok(self.top().push_value(&value)?)
@@ -382,7 +386,7 @@ impl Sink for RtSink<'_> {
 pub(crate) unsafe fn read_items(
     device: &Arc<DeviceHandle>,
     list: *mut sys::iree_vm_list_t,
-) -> Result<Vec<Variant<'static>>, fnabi::Error> {
+) -> Result<Vec<Variant<'static>>, fnabi_core::Error> {
     // SAFETY: forwarded.
     unsafe { read_items_at(device, list, 0) }
 }
@@ -393,9 +397,9 @@ unsafe fn read_items_at(
     device: &Arc<DeviceHandle>,
     list: *mut sys::iree_vm_list_t,
     depth: usize,
-) -> Result<Vec<Variant<'static>>, fnabi::Error> {
+) -> Result<Vec<Variant<'static>>, fnabi_core::Error> {
     if depth >= MAX_DEPTH {
-        return Err(fnabi::Error::InvalidArgument(format!("VM results nest deeper than {MAX_DEPTH} levels")));
+        return Err(fnabi_core::Error::invalid_argument(format!("VM results nest deeper than {MAX_DEPTH} levels")));
     }
     // SAFETY: the list is live (caller).
     let n = unsafe { sys::iree_vm_list_size(list) };
@@ -420,7 +424,7 @@ unsafe fn read_variant(
     device: &Arc<DeviceHandle>,
     var: &sys::iree_vm_variant_t,
     depth: usize,
-) -> Result<Variant<'static>, fnabi::Error> {
+) -> Result<Variant<'static>, fnabi_core::Error> {
     let vt = ffi::type_def_value(&var.type_);
     if vt != sys::iree_vm_value_type_e_IREE_VM_VALUE_TYPE_NONE {
         let u = &var.__bindgen_anon_1;
@@ -434,11 +438,11 @@ unsafe fn read_variant(
                 Some(ValueType::F32) => Variant::F32(u.f32_),
                 Some(ValueType::F64) => Variant::F64(u.f64_),
                 None => {
-                    return Err(fnabi::Error::Mismatch {
-                        context: "VM result".into(),
-                        expected: "a value of type i8, i16, i32, i64, f32 or f64".into(),
-                        got: format!("value type {vt}"),
-                    });
+                    return Err(fnabi_core::Error::mismatch(
+                        "VM result",
+                        "a value of type i8, i16, i32, i64, f32 or f64",
+                        format!("value type {vt}"),
+                    ));
                 }
             }
         });
@@ -450,7 +454,7 @@ unsafe fn read_variant(
     }
     if r.type_ == ffi::buffer_view_type() {
         let view = NonNull::new(r.ptr.cast::<sys::iree_hal_buffer_view_t>()).ok_or_else(|| {
-            fnabi::Error::from(ffi::local_error(StatusCode::Internal, "reading a result", "null view".into()))
+            fnabi_core::Error::from(ffi::local_error(StatusCode::Internal, "reading a result", "null view".into()))
         })?;
         // SAFETY: a live buffer view of this device (caller).
         let array = unsafe { array_of_view(device, view) }?;

@@ -1,7 +1,7 @@
 //! [`IreeModule`]: a `.vmfb` module loaded into a VM context on a device,
 //! its [`Export`]s with their calling conventions and reflection (read by
-//! [`fnabi::vmfb`] from the same bytes), its functions as
-//! [`fnabi::Function`]s, and [`VmCall`], a call with a prebuilt argument
+//! [`fnabi_abi::vmfb`] from the same bytes), its functions as
+//! [`fnabi_core::Function`]s, and [`VmCall`], a call with a prebuilt argument
 //! list.
 
 use crate::backend::{CallState, IreeFunction};
@@ -9,11 +9,11 @@ use crate::error::StatusCode;
 use crate::ffi::{self, check, sv, sys};
 use crate::list::{Marshal, RtList, read_items};
 use crate::runtime::{self, Device, DeviceHandle};
-use fnabi::conventions::FunctionAbi;
-use fnabi::memory::ByteBuffer;
-use fnabi::reflection::InvocationModel;
-use fnabi::vm::{CallingConvention, CconvItem, Variant, VmList};
-use fnabi::{Error, Function};
+use fnabi_abi::reflection::InvocationModel;
+use fnabi_core::conventions::FunctionAbi;
+use fnabi_core::memory::ByteBuffer;
+use fnabi_core::vm::{CallingConvention, CconvItem, Variant, VmList};
+use fnabi_core::{Error, Function};
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -144,7 +144,7 @@ impl ModuleInner {
     pub(crate) fn index_of(&self, name: &str) -> Result<usize, Error> {
         self.exports.iter().position(|e| e.name == name).ok_or_else(|| {
             let names: Vec<&str> = self.exports.iter().map(|e| e.name.as_str()).collect();
-            Error::InvalidArgument(format!("module {:?} has no function {name:?} (it exports {names:?})", self.name))
+            Error::invalid_argument(format!("module {:?} has no function {name:?} (it exports {names:?})", self.name))
         })
     }
 
@@ -161,8 +161,8 @@ impl ModuleInner {
 /// external synchronization), each with its own argument buffers.
 ///
 /// ```
-/// # fn main() -> Result<(), fnabi::Error> {
-/// use fnabi::{Array, Value};
+/// # fn main() -> Result<(), fnabi_core::Error> {
+/// use fnabi_core::{Array, Value};
 /// use fnabi_iree::{Device, IreeModule};
 /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../fnabi/tests/fixtures/iree/add.vmfb");
 /// // SAFETY: a module compiled by iree-compile that we trust to run.
@@ -225,7 +225,7 @@ impl IreeModule {
     pub unsafe fn from_buffer(bytes: ByteBuffer, device: Device) -> Result<IreeModule, Error> {
         // fnabi's reader first: a malformed file is an error with a byte
         // offset before the runtime sees it.
-        let parsed = fnabi::vmfb::Module::parse(bytes.as_bytes())?;
+        let parsed = fnabi_abi::vmfb::Module::parse(bytes.as_bytes())?;
         let name = parsed.name.to_string();
         let device = runtime::device(device)?;
         let instance = runtime::instance()?;
@@ -328,7 +328,7 @@ impl IreeModule {
         let export = self.inner.export(name)?;
         let model = export.abi()?.model();
         let user = user_convention(&export.calling_convention, model.fence_args());
-        user.check_args(args.items())?;
+        fnabi_core::vm::check_args(&user, args.items())?;
         let function = self.inner.function(export);
         let mut state = CallState::new(args.len() + model.fence_args())?;
         let mut m = Marshal { device: &self.inner.device, staging: &mut state.staging };
@@ -359,7 +359,7 @@ fn user_convention(cc: &CallingConvention, fences: usize) -> CallingConvention {
 
 /// Looks up a vmfb export in the runtime module and checks that both agree
 /// on its calling convention.
-fn resolve_export(inner: &ModuleInner, e: &fnabi::vmfb::Export<'_>) -> Result<Export, Error> {
+fn resolve_export(inner: &ModuleInner, e: &fnabi_abi::vmfb::Export<'_>) -> Result<Export, Error> {
     let mut f = sys::iree_vm_function_t { module: std::ptr::null_mut(), linkage: 0, ordinal: 0 };
     // SAFETY: the module is live; out-pointer to a local.
     check(
@@ -398,13 +398,13 @@ fn resolve_export(inner: &ModuleInner, e: &fnabi::vmfb::Export<'_>) -> Result<Ex
 /// A call with a prebuilt argument list (see [`IreeModule::vm_call`]).
 ///
 /// ```
-/// # fn main() -> Result<(), fnabi::Error> {
-/// use fnabi::vm::{BufferView, Variant, VmList};
+/// # fn main() -> Result<(), fnabi_core::Error> {
+/// use fnabi_core::vm::{BufferView, Variant, VmList};
 /// use fnabi_iree::{Device, IreeModule};
 /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../fnabi/tests/fixtures/iree/add.vmfb");
 /// // SAFETY: a trusted module.
 /// let module = unsafe { IreeModule::load(path, Device::LocalSync)? };
-/// let x = fnabi::Array::from_vec(&[4], vec![1.0f32, 2.0, 3.0, 4.0])?;
+/// let x = fnabi_core::Array::from_vec(&[4], vec![1.0f32, 2.0, 3.0, 4.0])?;
 /// let args = VmList::from_variants(vec![Variant::buffer_view(BufferView::new(x)?)]);
 /// let mut call = module.vm_call("add_one", &args)?;
 /// for _ in 0..1000 {

@@ -53,16 +53,16 @@ impl fmt::Display for Device {
 }
 
 impl FromStr for Device {
-    type Err = fnabi::Error;
+    type Err = fnabi_core::Error;
 
     /// `local-sync` or `local-task`.
-    fn from_str(s: &str) -> Result<Device, fnabi::Error> {
+    fn from_str(s: &str) -> Result<Device, fnabi_core::Error> {
         match s {
             "local-sync" => Ok(Device::LocalSync),
             "local-task" => Ok(Device::LocalTask),
-            _ => {
-                Err(fnabi::Error::InvalidArgument(format!("unknown device {s:?} (expected local-sync or local-task)")))
-            }
+            _ => Err(fnabi_core::Error::invalid_argument(format!(
+                "unknown device {s:?} (expected local-sync or local-task)"
+            ))),
         }
     }
 }

@@ -13,7 +13,7 @@ use crate::error::IreeError;
 use crate::ffi::{self, sys};
 use crate::list::{OwnedRef, RtList};
 use crate::runtime::DeviceHandle;
-use fnabi::{Array, DType};
+use fnabi_core::{Array, DType};
 use std::ptr::NonNull;
 
 /// A staged argument buffer view: its element type and shape (to match the

@@ -7,6 +7,7 @@
 //! the measurement (as a prepared call does).
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use fnabi::StructureExt;
 use fnabi::structure::{PathKey, StructureBuilder};
 use fnabi::{Array, Plan, Value, nest};
 use std::collections::BTreeMap;

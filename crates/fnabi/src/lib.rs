@@ -6,79 +6,70 @@
 //! Compilers such as MLIR and IREE turn a model function into native code
 //! with a flat, type-erased interface: pointers, sizes, strides, integers.
 //! fnabi implements the metadata and calling conventions between that
-//! interface and the nested dicts, lists and n-d arrays a caller thinks in:
+//! interface and the nested dicts, lists and n-d arrays a caller thinks in.
 //!
-//! - [`mangle`]: the lexical layer of IREE's signature mangling (tagged
-//!   integers, length-prefixed spans);
-//! - [`scalar`]: the ABI's scalar type codes and host element types;
-//! - [`raw`]: the raw function ABI (`fv`, `f`, `fbr`);
-//! - [`attrs`]: a checked view over a function's ABI attributes;
-//! - [`array`](mod@array): host n-d arrays and the memory behind them;
-//! - [`buffer`]: buffer descriptions, the buffer oracle and the factory;
-//! - [`deferred`]: deferred result allocation (`fbr`);
-//! - [`layout`]: layout conversion kernels (strided → dense at memcpy speed);
-//! - [`memory`]: memory scopes (per-call arena, fenced ring buffer, persistent and mapped buffers);
-//! - [`tensor`]: host tensor ops (load, store, splat, slice, update, clone, reshape);
-//! - [`npy`]: NumPy `.npy` files;
-//! - [`value`]: dynamic host values (nested lists, tuples, dicts, arrays);
-//! - [`structure`]: the tree that maps flat argument lists onto nested values;
-//! - [`memref`]: MLIR memref descriptors built from and adopted into arrays;
-//! - [`mlir`]: MLIR function headers, the compile pipeline, calling `_mlir_ciface_` functions;
-//! - [`elf`]: the dynamic symbols of a shared library;
-//! - [`text`]: IREE's text form of arrays and scalars;
-//! - [`sip`]: the structured index path (SIP) ABI, which describes that tree;
-//! - [`json`]: the JSON form of values (files, the CLI, ordinary serde);
-//! - [`function`]: [`Function`], one compiled function called with host values, and the [`function::Backend`] trait;
-//! - [`nest`]: flattening and rebuilding any serde type by a structure;
-//! - `ndarray` (feature `ndarray`, on by default): zero-copy views to and from `ndarray`.
-//! - [`reflection`]: `iree.abi` type records and the `iree.abi.declaration` text;
-//! - [`vm`]: the IREE VM value model (variants, lists, buffer views, calling conventions);
-//! - [`conventions`]: host values ⇄ VM values as the `iree.abi` conventions say;
-//! - [`vmfb`]: reading IREE `.vmfb` module files (exports, signatures, reflection).
+//! This crate is the facade: it re-exports the layers, each a crate that
+//! depends only on the ones below it.
+//!
+//! | layer | crate | modules here |
+//! | --- | --- | --- |
+//! | the pure ABI (no FFI, `forbid(unsafe_code)`) | `fnabi-abi` | [`mangle`], [`scalar`], [`raw`], [`attrs`], [`sip`], [`reflection`], [`cconv`], [`vmfb`] (and the tree of [`structure`], the headers of [`mlir`]) |
+//! | host values and the call path | `fnabi-core` | [`value`], [`array`](mod@array), [`structure`], [`buffer`], [`layout`], [`memory`], [`deferred`], [`tensor`], [`npy`], [`text`], [`json`], [`nest`], `ndarray`, [`vm`], [`conventions`], [`function`], [`error`] |
+//! | the MLIR backend | `fnabi-mlir` | [`mlir`], [`memref`], [`elf`] |
+//! | the IREE backend | `fnabi-iree` | (a crate of its own: it builds IREE's C runtime) |
 //!
 //! ```
 //! use fnabi::RawSignature;
 //! let sig: RawSignature = "I18!O1!B11!d-1d128d64R17!B13!t11d32d-1d64".parse().unwrap();
 //! assert_eq!(sig.to_string(), "(RefObject<?>, Buffer<float32[?x128x64]>) -> (Buffer<uint64[32x?x64]>)");
 //! ```
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod array;
-pub mod attrs;
-pub mod buffer;
-pub mod conventions;
-pub mod deferred;
-pub mod elf;
-pub mod error;
-mod flatbuf;
-pub mod function;
-pub mod json;
-pub mod layout;
-pub mod mangle;
-pub mod memory;
-pub mod memref;
-pub mod mlir;
+pub use fnabi_abi::{attrs, cconv, mangle, raw, reflection, scalar, sip, vmfb};
 #[cfg(feature = "ndarray")]
-pub mod ndarray;
-pub mod nest;
-pub mod npy;
-pub mod raw;
-pub mod reflection;
-pub mod scalar;
-pub mod sip;
-pub mod structure;
-pub mod tensor;
-pub mod text;
-pub mod value;
-pub mod vm;
-pub mod vmfb;
+pub use fnabi_core::ndarray;
+pub use fnabi_core::{
+    array, buffer, conventions, deferred, error, function, json, layout, memory, nest, npy, structure, tensor, text,
+    value, vm,
+};
+pub use fnabi_mlir::{elf, memref};
 
-pub use array::{Array, HostBuffer};
-pub use attrs::AbiAttributes;
-pub use error::{Error, ParseError, ParseErrorKind, Result};
-pub use function::Function;
-pub use raw::{BufferType, Dim, Layout, RawSignature, RawType};
-pub use scalar::{DType, Element, ScalarType};
-pub use sip::SipSignature;
-pub use structure::{IndexPath, PathKey, Plan, Structure, StructureError};
-pub use value::{Dict, Value};
+/// MLIR-compiled native code: the `fnabi-mlir` crate.
+///
+/// Compile and call the two-layer MLP of `examples/` (its parameters are one
+/// dict, bound through the function's `sip` signature); the expected values
+/// are the hand-computed `relu(x @ w1 + b1) @ w2 + b2` of its README line:
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use fnabi::{mlir::MlirModule, Array, Value};
+/// let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+/// // SAFETY: running the module's code is the point; it writes only memory it allocates.
+/// let module = unsafe { MlirModule::load(format!("{dir}/mlp.mlir"))? };
+/// let mlp = module.function("mlp")?;
+/// // [x, {"w1": …, "b1": …, "w2": …, "b2": …}], the JSON form of the inputs.
+/// let Value::List(inputs) = fnabi::json::from_reader(std::fs::File::open(format!("{dir}/mlp_inputs.json"))?)? else {
+///     panic!("a list of positional arguments")
+/// };
+/// let y = mlp.call(inputs)?;
+/// let y: &Array = y.as_array().unwrap();
+/// assert_eq!(y.shape(), &[2, 3]);
+/// let expected = [-0.35, -0.88125, 0.0, -0.428125, -1.021875, -0.203125];
+/// // f32 sums in another order than the hand computation: within 2 ulp.
+/// for (got, want) in y.to_vec::<f32>()?.iter().zip(expected) {
+///     assert!((got - want).abs() <= 2.0 * f32::EPSILON * want.abs().max(1.0), "{got} vs {want}");
+/// }
+/// # Ok(()) }
+/// ```
+pub mod mlir {
+    pub use fnabi_mlir::*;
+}
+
+pub use fnabi_abi::{
+    AbiAttributes, BufferType, DType, Dim, Element, IndexPath, Layout, ParseError, ParseErrorKind, PathKey,
+    RawSignature, RawType, ScalarType, SipSignature, Structure, StructureError,
+};
+pub use fnabi_core::{
+    Array, CallError, Dict, Error, ErrorKind, Function, HostBuffer, Plan, Result, StructureExt, Value,
+};

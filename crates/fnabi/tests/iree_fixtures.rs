@@ -204,7 +204,7 @@ fn every_export_cconv_and_attribute_exactly() {
                 assert_eq!(d.unwrap().to_string(), e.signature.attr(DECL).unwrap());
             }
             // And the argument count of the convention agrees with the cconv.
-            let abi = e.signature.abi().unwrap();
+            let abi = FunctionAbi::from_signature(&e.signature).unwrap();
             if let Some(ps) = abi.params() {
                 assert_eq!(ps.len() + abi.model().fence_args(), cc.args().len(), "{name}.{}", e.name);
             }
@@ -238,7 +238,7 @@ fn bv(a: Array<'static>) -> Variant<'static> {
 fn abi_of(module: &str, export: &str) -> FunctionAbi {
     let bytes = fixture(module);
     let m = Module::parse(&bytes).unwrap();
-    m.export(export).unwrap().signature.abi().unwrap()
+    FunctionAbi::from_signature(&m.export(export).unwrap().signature).unwrap()
 }
 
 const NO_KW: [(&str, Value<'static>); 0] = [];
@@ -426,7 +426,7 @@ fn flipped_bytes_are_errors_or_values_never_panics() {
                     // Whatever parsed is consistent.
                     for e in &m.exports {
                         let _ = e.signature.cconv();
-                        let _ = e.signature.abi();
+                        let _ = FunctionAbi::from_signature(&e.signature);
                     }
                 }
                 Err(e) => {

@@ -7,7 +7,7 @@
 //! they never skip.
 
 use fnabi::mlir::{Arg, FunctionType, MlirFunction, MlirLibrary, Scalar};
-use fnabi::{Array, DType, Error, Value};
+use fnabi::{Array, DType, Value};
 use half::{bf16, f16};
 use std::sync::{Arc, OnceLock};
 
@@ -413,7 +413,10 @@ fn compile_errors_show_the_tools_stderr() {
     // SAFETY: nothing is loaded: compilation fails.
     let e = unsafe { MlirLibrary::compile("func.func @f() -> i32 {\n  return\n}\n") }.unwrap_err();
     let msg = e.to_string();
-    assert!(matches!(e, Error::Mlir(fnabi::mlir::MlirError::ToolFailed { .. })), "{msg}");
+    assert!(
+        matches!(e.backend_error::<fnabi::mlir::MlirError>(), Some(fnabi::mlir::MlirError::ToolFailed { .. })),
+        "{msg}"
+    );
     assert!(msg.starts_with("mlir-opt-") && msg.contains("input.mlir:2:3: error:"), "{msg}");
 }
 

@@ -177,11 +177,11 @@ fn every_scalar_type_including_stack_arguments() {
 
 fn host_error(e: Error) -> (String, String, bool) {
     let text = e.to_string();
-    match e {
-        Error::Mlir(MlirError::HostFunction { name, source }) => {
-            (name, text, source.downcast_ref::<HostPanic>().is_some())
+    match e.backend_error::<MlirError>() {
+        Some(MlirError::HostFunction { name, source }) => {
+            (name.clone(), text, source.downcast_ref::<HostPanic>().is_some())
         }
-        other => panic!("not a host function error: {other}"),
+        _ => panic!("not a host function error: {e}"),
     }
 }
 

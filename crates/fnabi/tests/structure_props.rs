@@ -2,6 +2,7 @@
 //! value → flatten → unflatten → the same value; JSON round trips; the serde
 //! bridge agrees with the value walk.
 
+use fnabi::StructureExt;
 use fnabi::sip::{SipMangler, SipSignature};
 use fnabi::structure::{PathKey, Structure};
 use fnabi::{Array, Value, json, nest};

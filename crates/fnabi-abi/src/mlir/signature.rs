@@ -1,0 +1,947 @@
+//! Reading `func.func` headers from `.mlir` text: name, visibility, argument
+//! and result types, and attributes — what calling a compiled function
+//! needs, and nothing more.
+//!
+//! This is not an MLIR parser. It scans the text for `func.func` operations
+//! in MLIR's custom syntax (skipping strings and `//` comments), reads each
+//! header, and skips the body by matching braces (strings and comments
+//! inside are respected). Types are the ones that cross a `_mlir_ciface_`
+//! boundary (see [`MlirType`]); anything else — a `tensor`, a `vector`, an
+//! `affine_map` layout, a memory space other than 0, a generic-form op — is
+//! an [`HeaderError::Syntax`] with its line and column, never a guess.
+//!
+//! ```
+//! use fnabi_abi::mlir::{parse_functions, Visibility};
+//! let src = r#"
+//! module {
+//!   func.func @f(%m: memref<?xf32>, %s: f32) -> f32 attributes { llvm.emit_c_interface, fv = "1", f = "I10!B4!d-1S1!R4!S1!" } {
+//!     %c0 = arith.constant 0 : index
+//!     %v = memref.load %m[%c0] : memref<?xf32>   // "}" in a comment
+//!     return %v : f32
+//!   }
+//!   func.func private @host(memref<*xf32>) -> ()
+//! }"#;
+//! let fns = parse_functions(src).unwrap();
+//! assert_eq!(fns[0].name, "f");
+//! assert_eq!(fns[0].ty.to_string(), "(memref<?xf32>, f32) -> (f32)");
+//! assert!(fns[0].emits_c_interface());
+//! assert_eq!(fns[0].abi_attributes().unwrap().raw_signature().unwrap().unwrap().to_string(),
+//!            "(Buffer<float32[?]>, float32) -> (float32)");
+//! assert_eq!((fns[1].visibility, fns[1].has_body), (Visibility::Private, false));
+//! ```
+
+use super::types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};
+use crate::attrs::AbiAttributes;
+use crate::attrs::AttributeError;
+use crate::raw::Dim;
+use std::fmt;
+use std::str::FromStr;
+
+/// `.mlir` text (or a function type) that fnabi cannot read, or a function
+/// that is not there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HeaderError {
+    /// Text fnabi cannot read, at a line and column.
+    Syntax {
+        /// 1-based line.
+        line: usize,
+        /// 1-based column, in bytes.
+        column: usize,
+        /// Byte offset in the text.
+        offset: usize,
+        /// What was wrong.
+        message: String,
+    },
+    /// A function that is not there (the message names it and what is).
+    NotFound(String),
+}
+
+impl fmt::Display for HeaderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeaderError::Syntax { line, column, message, .. } => write!(f, "line {line}:{column}: {message}"),
+            HeaderError::NotFound(msg) => f.write_str(msg),
+        }
+    }
+}
+
+impl std::error::Error for HeaderError {}
+
+/// Deepest nesting of brackets inside an attribute value or body that the
+/// reader follows (deeper text is an error, not a stack overflow).
+pub const MAX_NESTING: usize = 256;
+
+/// A function's symbol visibility.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Visibility {
+    /// No keyword, or `public`.
+    #[default]
+    Public,
+    /// `private` (declarations of external functions are private).
+    Private,
+    /// `nested`.
+    Nested,
+}
+
+/// An attribute value, as far as fnabi needs to understand it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AttrValue {
+    /// A unit attribute (a key without `= value`, or `unit`).
+    Unit,
+    /// A string, with MLIR's escapes (`\"`, `\\`, `\n`, `\t`, `\XX`) decoded.
+    Str(String),
+    /// An integer (a trailing `: type` is dropped); `true`/`false` are 1/0.
+    Int(i64),
+    /// A dictionary.
+    Dict(Vec<(String, AttrValue)>),
+    /// Anything else, as its source text.
+    Other(String),
+}
+
+impl AttrValue {
+    /// The string, if this is one.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            AttrValue::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The text an ABI attribute value stands for: a string's content, an
+    /// integer's decimal form.
+    fn abi_text(&self) -> Option<String> {
+        match self {
+            AttrValue::Str(s) => Some(s.clone()),
+            AttrValue::Int(i) => Some(i.to_string()),
+            _ => None,
+        }
+    }
+}
+
+/// One `func.func` header.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FuncDecl {
+    /// The symbol name, without `@`.
+    pub name: String,
+    /// Visibility.
+    pub visibility: Visibility,
+    /// False for an external declaration (no body).
+    pub has_body: bool,
+    /// Argument and result types.
+    pub ty: FunctionType,
+    /// The function's attributes (`attributes {…}`), in source order.
+    pub attributes: Vec<(String, AttrValue)>,
+    /// 1-based line of `func.func`.
+    pub line: usize,
+    /// 1-based column (in bytes) of `func.func`.
+    pub column: usize,
+}
+
+/// The ABI attribute keys fnabi reads from a function (directly, or inside
+/// its `iree.reflection` dictionary).
+const ABI_KEYS: [&str; 7] = ["abi", "abiv", "fv", "f", "fbr", "sipv", "sip"];
+
+impl FuncDecl {
+    /// The value of attribute `key`.
+    pub fn attribute(&self, key: &str) -> Option<&AttrValue> {
+        self.attributes.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// True when the function carries `llvm.emit_c_interface` (fnabi's
+    /// pipeline emits the wrapper for every function anyway).
+    pub fn emits_c_interface(&self) -> bool {
+        self.attribute("llvm.emit_c_interface").is_some()
+    }
+
+    /// The ABI attributes (`fv`/`f`/`fbr`, `sipv`/`sip`, `abi`/`abiv`), read
+    /// from the function's attributes and from its `iree.reflection`
+    /// dictionary. A key given in both places must have the same value.
+    pub fn abi_attributes(&self) -> Result<AbiAttributes, AttributeError> {
+        let mut pairs: Vec<(&str, String)> = Vec::new();
+        let reflection = match self.attribute("iree.reflection") {
+            Some(AttrValue::Dict(d)) => d.as_slice(),
+            Some(_) => return Err(AttributeError::new("iree.reflection is not a dictionary")),
+            None => &[],
+        };
+        for (k, v) in self.attributes.iter().chain(reflection) {
+            let Some(key) = ABI_KEYS.iter().find(|a| **a == k.as_str()) else { continue };
+            let text = v
+                .abi_text()
+                .ok_or_else(|| AttributeError::new(format!("attribute {key} is not a string or an integer")))?;
+            match pairs.iter().find(|(pk, _)| pk == key) {
+                Some((_, prev)) if *prev == text => {}
+                Some((_, prev)) => {
+                    return Err(AttributeError::new(format!(
+                        "attribute {key} is given twice with different values ({prev:?} and {text:?})"
+                    )));
+                }
+                None => pairs.push((key, text)),
+            }
+        }
+        AbiAttributes::from_pairs(pairs)
+    }
+}
+
+/// Reads every `func.func` header of an `.mlir` text, in source order.
+pub fn parse_functions(text: &str) -> Result<Vec<FuncDecl>, HeaderError> {
+    let mut c = Cursor { s: text.as_bytes(), pos: 0 };
+    let mut out = Vec::new();
+    loop {
+        c.skip_trivia();
+        let Some(b) = c.peek() else { break };
+        if b == b'"' {
+            c.string()?;
+        } else if c.at_keyword("func.func") {
+            let start = c.pos;
+            c.pos += "func.func".len();
+            let mut f = c.func_header()?;
+            (f.line, f.column) = line_col(c.s, start);
+            out.push(f);
+        } else if b.is_ascii_alphanumeric() || b == b'_' {
+            c.bare_word();
+        } else {
+            c.pos += 1;
+        }
+    }
+    Ok(out)
+}
+
+/// Finds the function `name` in an `.mlir` text.
+pub fn find_function(text: &str, name: &str) -> Result<FuncDecl, HeaderError> {
+    let fns = parse_functions(text)?;
+    let names: Vec<&str> = fns.iter().map(|f| f.name.as_str()).collect();
+    let msg = format!("no function @{name} in the MLIR text (it has: {})", names.join(", "));
+    fns.iter().find(|f| f.name == name).cloned().ok_or(HeaderError::NotFound(msg))
+}
+
+impl FromStr for FunctionType {
+    type Err = HeaderError;
+
+    /// Parses an MLIR function type, `(memref<?xf32>, index) -> f32`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut c = Cursor { s: s.as_bytes(), pos: 0 };
+        c.skip_trivia();
+        let inputs = c.type_list()?;
+        c.skip_trivia();
+        c.expect("->")?;
+        let results = c.result_types()?;
+        c.skip_trivia();
+        if c.pos != c.s.len() {
+            return Err(c.error("unexpected text after the function type"));
+        }
+        Ok(FunctionType { inputs, results })
+    }
+}
+
+impl FromStr for MlirType {
+    type Err = HeaderError;
+
+    /// Parses one type (`memref<4x?xf32>`, `memref<*xi8>`, `bf16`, …).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut c = Cursor { s: s.as_bytes(), pos: 0 };
+        c.skip_trivia();
+        let t = c.mlir_type()?;
+        c.skip_trivia();
+        if c.pos != c.s.len() {
+            return Err(c.error("unexpected text after the type"));
+        }
+        Ok(t)
+    }
+}
+
+/// 1-based line and byte column of `offset`.
+pub(crate) fn line_col(s: &[u8], offset: usize) -> (usize, usize) {
+    let before = &s[..offset.min(s.len())];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let col = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+    (line, col)
+}
+
+fn is_ident_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.' | b'-')
+}
+
+struct Cursor<'s> {
+    s: &'s [u8],
+    pos: usize,
+}
+
+impl<'s> Cursor<'s> {
+    fn error(&self, msg: impl Into<String>) -> HeaderError {
+        self.error_at(self.pos, msg)
+    }
+
+    fn error_at(&self, offset: usize, msg: impl Into<String>) -> HeaderError {
+        let (line, column) = line_col(self.s, offset);
+        HeaderError::Syntax { line, column, offset, message: msg.into() }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.pos).copied()
+    }
+
+    fn rest(&self) -> &'s [u8] {
+        &self.s[self.pos.min(self.s.len())..]
+    }
+
+    /// Skips whitespace and `//` comments.
+    fn skip_trivia(&mut self) {
+        loop {
+            while self.peek().is_some_and(|b| b.is_ascii_whitespace()) {
+                self.pos += 1;
+            }
+            if self.rest().starts_with(b"//") {
+                while self.peek().is_some_and(|b| b != b'\n') {
+                    self.pos += 1;
+                }
+            } else {
+                return;
+            }
+        }
+    }
+
+    fn at_keyword(&self, kw: &str) -> bool {
+        self.rest().starts_with(kw.as_bytes())
+            && (self.pos == 0 || !is_ident_char(self.s[self.pos - 1]))
+            && !self.s.get(self.pos + kw.len()).is_some_and(|&b| is_ident_char(b))
+    }
+
+    fn eat(&mut self, lit: &str) -> bool {
+        if self.rest().starts_with(lit.as_bytes()) {
+            self.pos += lit.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, lit: &str) -> Result<(), HeaderError> {
+        if self.eat(lit) { Ok(()) } else { Err(self.error(format!("expected `{lit}`{}", self.found()))) }
+    }
+
+    /// ", found `…`" describing the text at the cursor.
+    fn found(&self) -> String {
+        match self.peek() {
+            None => ", found the end of the text".into(),
+            Some(_) => {
+                let snippet: String =
+                    String::from_utf8_lossy(self.rest()).chars().take_while(|c| !c.is_whitespace()).take(24).collect();
+                format!(", found `{snippet}`")
+            }
+        }
+    }
+
+    /// A word of identifier characters (may be empty).
+    /// A name: a quoted string or a bare word; an error naming `what` otherwise.
+    fn name(&mut self, what: &str) -> Result<String, HeaderError> {
+        if self.peek() == Some(b'"') {
+            return self.string();
+        }
+        let n = self.bare_word();
+        if n.is_empty() {
+            return Err(self.error(format!("expected {what}{}", self.found())));
+        }
+        Ok(n.to_owned())
+    }
+
+    fn bare_word(&mut self) -> &'s str {
+        let start = self.pos;
+        while self.peek().is_some_and(|b| is_ident_char(b) && b != b'-') {
+            self.pos += 1;
+        }
+        // Only ASCII was consumed.
+        std::str::from_utf8(&self.s[start..self.pos]).unwrap_or_default()
+    }
+
+    /// A string literal with MLIR escapes; the cursor is on the `"`.
+    fn string(&mut self) -> Result<String, HeaderError> {
+        let start = self.pos;
+        self.pos += 1;
+        let mut out = Vec::new();
+        loop {
+            let Some(b) = self.peek() else {
+                return Err(self.error_at(start, "string literal is not terminated"));
+            };
+            self.pos += 1;
+            match b {
+                b'"' => break,
+                b'\n' => return Err(self.error_at(start, "string literal is not terminated on its line")),
+                b'\\' => {
+                    let esc = self.peek().ok_or_else(|| self.error_at(start, "string literal is not terminated"))?;
+                    self.pos += 1;
+                    match esc {
+                        b'"' | b'\\' => out.push(esc),
+                        b'n' => out.push(b'\n'),
+                        b't' => out.push(b'\t'),
+                        _ => {
+                            let hex = |b: u8| (b as char).to_digit(16);
+                            match (hex(esc), self.peek().and_then(hex)) {
+                                (Some(h), Some(l)) => {
+                                    self.pos += 1;
+                                    out.push((h * 16 + l) as u8);
+                                }
+                                _ => return Err(self.error_at(self.pos - 2, "unknown escape in string literal")),
+                            }
+                        }
+                    }
+                }
+                _ => out.push(b),
+            }
+        }
+        String::from_utf8(out).map_err(|_| self.error_at(start, "string literal is not valid UTF-8"))
+    }
+
+    /// Skips a balanced group starting at an opening bracket, respecting
+    /// strings, comments and `->`.
+    fn skip_balanced(&mut self) -> Result<(), HeaderError> {
+        let start = self.pos;
+        let mut stack: Vec<u8> = Vec::new();
+        loop {
+            self.skip_trivia();
+            let Some(b) = self.peek() else {
+                return Err(self.error_at(start, "unbalanced bracket: the text ends before it closes"));
+            };
+            match b {
+                b'"' => {
+                    self.string()?;
+                    continue;
+                }
+                b'-' if self.rest().starts_with(b"->") => self.pos += 1,
+                b'{' | b'(' | b'[' | b'<' => {
+                    if stack.len() >= MAX_NESTING {
+                        return Err(self.error(format!("brackets nest deeper than {MAX_NESTING}")));
+                    }
+                    stack.push(match b {
+                        b'{' => b'}',
+                        b'(' => b')',
+                        b'[' => b']',
+                        _ => b'>',
+                    });
+                }
+                b'}' | b')' | b']' | b'>' if stack.pop() != Some(b) => {
+                    return Err(self.error(format!("unbalanced `{}`", b as char)));
+                }
+                _ => {}
+            }
+            self.pos += 1;
+            if stack.is_empty() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// After `func.func`: the header, and the body if there is one.
+    fn func_header(&mut self) -> Result<FuncDecl, HeaderError> {
+        self.skip_trivia();
+        let mut visibility = Visibility::Public;
+        for (kw, v) in
+            [("private", Visibility::Private), ("public", Visibility::Public), ("nested", Visibility::Nested)]
+        {
+            if self.at_keyword(kw) {
+                self.pos += kw.len();
+                visibility = v;
+                self.skip_trivia();
+                break;
+            }
+        }
+        self.expect("@")?;
+        let name = self.name("a function name after `@`")?;
+        self.skip_trivia();
+        let inputs = self.arg_list()?;
+        self.skip_trivia();
+        let results = if self.eat("->") { self.result_types()? } else { Vec::new() };
+        self.skip_trivia();
+        let mut attributes = Vec::new();
+        if self.at_keyword("attributes") {
+            self.pos += "attributes".len();
+            self.skip_trivia();
+            attributes = self.dict(0)?;
+            self.skip_trivia();
+        }
+        let has_body = self.peek() == Some(b'{');
+        if has_body {
+            self.skip_balanced()?;
+        }
+        Ok(FuncDecl {
+            name,
+            visibility,
+            has_body,
+            ty: FunctionType { inputs, results },
+            attributes,
+            line: 0,
+            column: 0,
+        })
+    }
+
+    /// `(%a: T {attrs}, …)` or, for declarations, `(T {attrs}, …)`.
+    fn arg_list(&mut self) -> Result<Vec<MlirType>, HeaderError> {
+        self.types_in_parens(true)
+    }
+
+    /// A parenthesised list of types (function-type inputs).
+    fn type_list(&mut self) -> Result<Vec<MlirType>, HeaderError> {
+        self.types_in_parens(false)
+    }
+
+    /// `(T {attrs}, …)`, each type after an optional `%name:` when `named`
+    /// (an argument list; else a type list).
+    fn types_in_parens(&mut self, named: bool) -> Result<Vec<MlirType>, HeaderError> {
+        self.expect("(")?;
+        let mut out = Vec::new();
+        self.skip_trivia();
+        if self.eat(")") {
+            return Ok(out);
+        }
+        loop {
+            self.skip_trivia();
+            if named && self.eat("%") {
+                let n = self.bare_word();
+                if n.is_empty() {
+                    return Err(self.error("expected an argument name after `%`"));
+                }
+                self.skip_trivia();
+                self.expect(":")?;
+                self.skip_trivia();
+            }
+            out.push(self.mlir_type()?);
+            self.skip_trivia();
+            self.trailing_attrs()?;
+            if self.eat(")") {
+                return Ok(out);
+            }
+            let what = if named { "argument" } else { "type" };
+            self.expect(",")
+                .map_err(|_| self.error(format!("expected `,` or `)` in the {what} list{}", self.found())))?;
+        }
+    }
+
+    /// Optional `{arg attrs}` and `loc(…)` after an argument or result type.
+    fn trailing_attrs(&mut self) -> Result<(), HeaderError> {
+        if self.peek() == Some(b'{') {
+            self.dict(0)?;
+            self.skip_trivia();
+        }
+        if self.at_keyword("loc") {
+            self.pos += 3;
+            self.skip_trivia();
+            if self.peek() != Some(b'(') {
+                return Err(self.error("expected `(` after `loc`"));
+            }
+            self.skip_balanced()?;
+            self.skip_trivia();
+        }
+        Ok(())
+    }
+
+    /// After `->`: one bare type or a parenthesised list.
+    fn result_types(&mut self) -> Result<Vec<MlirType>, HeaderError> {
+        self.skip_trivia();
+        if self.peek() == Some(b'(') { self.type_list() } else { Ok(vec![self.mlir_type()?]) }
+    }
+
+    fn mlir_type(&mut self) -> Result<MlirType, HeaderError> {
+        let start = self.pos;
+        let word = self.bare_word();
+        if word == "memref" {
+            return self.memref_body(start);
+        }
+        match ElementType::from_mlir_name(word) {
+            Some(e) => Ok(MlirType::Scalar(e)),
+            None if word.is_empty() => Err(self.error(format!("expected a type{}", self.found()))),
+            None => Err(self.error_at(
+                start,
+                format!(
+                    "unsupported type `{word}` (fnabi passes memref<…>, memref<*x…>, i1, i8, i16, i32, i64, \
+                     index, f16, bf16, f32, f64 and si/ui integers)"
+                ),
+            )),
+        }
+    }
+
+    /// After `memref`: `<dims x elem [, layout] [, memory space]>`.
+    fn memref_body(&mut self, start: usize) -> Result<MlirType, HeaderError> {
+        self.expect("<")?;
+        self.skip_trivia();
+        if self.eat("*") {
+            self.expect("x")?;
+            let e = self.element()?;
+            self.memory_space()?;
+            self.expect(">")?;
+            return Ok(MlirType::UnrankedMemRef(e));
+        }
+        let mut dims = Vec::new();
+        loop {
+            let dstart = self.pos;
+            if self.eat("?") {
+                dims.push(Dim::Dynamic);
+            } else if self.peek().is_some_and(|b| b.is_ascii_digit()) {
+                let mut v: u64 = 0;
+                while let Some(d) = self.peek().filter(u8::is_ascii_digit) {
+                    v = v * 10 + u64::from(d - b'0');
+                    if v > i32::MAX as u64 {
+                        return Err(self.error_at(dstart, "dimension exceeds 2147483647"));
+                    }
+                    self.pos += 1;
+                }
+                dims.push(Dim::Static(v as u32));
+            } else {
+                break;
+            }
+            if !self.eat("x") {
+                return Err(self.error(format!("expected `x` after a memref dimension{}", self.found())));
+            }
+        }
+        let element = self.element()?;
+        self.skip_trivia();
+        let mut layout = MemRefLayout::Identity;
+        if self.eat(",") {
+            self.skip_trivia();
+            if self.at_keyword("strided") {
+                self.pos += "strided".len();
+                layout = self.strided(dims.len())?;
+                self.skip_trivia();
+                if self.eat(",") {
+                    self.skip_trivia();
+                    self.memory_space_value()?;
+                }
+            } else if self.at_keyword("affine_map") {
+                return Err(self.error("affine_map memref layouts are not supported (use strided<[…], offset: …>)"));
+            } else {
+                self.memory_space_value()?;
+            }
+        }
+        self.skip_trivia();
+        self.expect(">").map_err(|e| match e {
+            HeaderError::Syntax { .. } if self.pos > start => {
+                self.error(format!("expected `>` closing the memref type{}", self.found()))
+            }
+            e => e,
+        })?;
+        Ok(MlirType::MemRef(MemRefType { element, dims, layout }))
+    }
+
+    fn element(&mut self) -> Result<ElementType, HeaderError> {
+        let start = self.pos;
+        let w = self.bare_word();
+        ElementType::from_mlir_name(w).ok_or_else(|| {
+            if w.is_empty() {
+                self.error(format!("expected a memref element type{}", self.found()))
+            } else {
+                self.error_at(start, format!("unsupported memref element type `{w}`"))
+            }
+        })
+    }
+
+    /// `, memory-space` of an unranked memref (optional).
+    fn memory_space(&mut self) -> Result<(), HeaderError> {
+        self.skip_trivia();
+        if self.eat(",") {
+            self.skip_trivia();
+            self.memory_space_value()?;
+        }
+        self.skip_trivia();
+        Ok(())
+    }
+
+    fn memory_space_value(&mut self) -> Result<(), HeaderError> {
+        let start = self.pos;
+        if self.eat("0") && !self.peek().is_some_and(|b| b.is_ascii_alphanumeric()) {
+            self.skip_trivia();
+            if self.eat(":") {
+                self.skip_trivia();
+                self.bare_word();
+            }
+            return Ok(());
+        }
+        Err(self.error_at(start, "memref memory spaces other than 0 are not supported (host memory only)"))
+    }
+
+    /// After `strided`: `<[s, ?, …] [, offset: o|?]>`.
+    fn strided(&mut self, rank: usize) -> Result<MemRefLayout, HeaderError> {
+        self.expect("<")?;
+        self.skip_trivia();
+        self.expect("[")?;
+        let mut strides = Vec::new();
+        self.skip_trivia();
+        if !self.eat("]") {
+            loop {
+                self.skip_trivia();
+                strides.push(self.static_or_dynamic()?);
+                self.skip_trivia();
+                if self.eat("]") {
+                    break;
+                }
+                self.expect(",")?;
+            }
+        }
+        if strides.len() != rank {
+            return Err(self.error(format!("strided layout has {} strides for a rank-{rank} memref", strides.len())));
+        }
+        self.skip_trivia();
+        let mut offset = Some(0);
+        if self.eat(",") {
+            self.skip_trivia();
+            self.expect("offset")?;
+            self.skip_trivia();
+            self.expect(":")?;
+            self.skip_trivia();
+            offset = self.static_or_dynamic()?;
+            self.skip_trivia();
+        }
+        self.expect(">")?;
+        Ok(MemRefLayout::Strided { strides, offset })
+    }
+
+    fn static_or_dynamic(&mut self) -> Result<Option<i64>, HeaderError> {
+        if self.eat("?") {
+            return Ok(None);
+        }
+        let start = self.pos;
+        let neg = self.eat("-");
+        let mut v: i64 = 0;
+        let digits = self.pos;
+        while let Some(d) = self.peek().filter(u8::is_ascii_digit) {
+            v = v
+                .checked_mul(10)
+                .and_then(|v| v.checked_add(i64::from(d - b'0')))
+                .ok_or_else(|| self.error_at(start, "integer does not fit in 64 bits"))?;
+            self.pos += 1;
+        }
+        if self.pos == digits {
+            return Err(self.error(format!("expected an integer or `?`{}", self.found())));
+        }
+        Ok(Some(if neg { -v } else { v }))
+    }
+
+    /// `{key [= value], …}`; the cursor is on `{`.
+    fn dict(&mut self, depth: usize) -> Result<Vec<(String, AttrValue)>, HeaderError> {
+        if depth >= MAX_NESTING {
+            return Err(self.error(format!("attribute dictionaries nest deeper than {MAX_NESTING}")));
+        }
+        self.expect("{")?;
+        let mut out = Vec::new();
+        self.skip_trivia();
+        if self.eat("}") {
+            return Ok(out);
+        }
+        loop {
+            self.skip_trivia();
+            let key = self.name("an attribute name")?;
+            self.skip_trivia();
+            let value = if self.eat("=") {
+                self.skip_trivia();
+                self.attr_value(depth)?
+            } else {
+                AttrValue::Unit
+            };
+            out.push((key, value));
+            self.skip_trivia();
+            if self.eat("}") {
+                return Ok(out);
+            }
+            self.expect(",")
+                .map_err(|_| self.error(format!("expected `,` or `}}` in an attribute dictionary{}", self.found())))?;
+        }
+    }
+
+    fn attr_value(&mut self, depth: usize) -> Result<AttrValue, HeaderError> {
+        match self.peek() {
+            Some(b'"') => {
+                let s = self.string()?;
+                self.skip_trivia();
+                if self.eat(":") {
+                    self.skip_trivia();
+                    self.bare_word();
+                }
+                Ok(AttrValue::Str(s))
+            }
+            Some(b'{') => Ok(AttrValue::Dict(self.dict(depth + 1)?)),
+            Some(b) if b.is_ascii_digit() || b == b'-' => {
+                let start = self.pos;
+                let neg = self.eat("-");
+                let mut v: i64 = 0;
+                let mut ok = true;
+                while let Some(d) = self.peek().filter(u8::is_ascii_digit) {
+                    match v.checked_mul(10).and_then(|v| v.checked_add(i64::from(d - b'0'))) {
+                        Some(n) => v = n,
+                        None => ok = false,
+                    }
+                    self.pos += 1;
+                }
+                if ok
+                    && self.pos > start + usize::from(neg)
+                    && !self.peek().is_some_and(|b| b == b'.' || b.is_ascii_alphanumeric())
+                {
+                    self.skip_trivia();
+                    if self.eat(":") {
+                        self.skip_trivia();
+                        self.bare_word();
+                    }
+                    return Ok(AttrValue::Int(if neg { -v } else { v }));
+                }
+                self.pos = start;
+                self.other_value()
+            }
+            _ if self.at_keyword("true") => {
+                self.pos += 4;
+                Ok(AttrValue::Int(1))
+            }
+            _ if self.at_keyword("false") => {
+                self.pos += 5;
+                Ok(AttrValue::Int(0))
+            }
+            _ if self.at_keyword("unit") => {
+                self.pos += 4;
+                Ok(AttrValue::Unit)
+            }
+            None => Err(self.error("expected an attribute value, found the end of the text")),
+            _ => self.other_value(),
+        }
+    }
+
+    /// Any other value: its text up to the `,` or `}` that ends it.
+    fn other_value(&mut self) -> Result<AttrValue, HeaderError> {
+        let start = self.pos;
+        loop {
+            self.skip_trivia();
+            match self.peek() {
+                None => return Err(self.error_at(start, "attribute value runs to the end of the text")),
+                Some(b',' | b'}') => break,
+                Some(b'{' | b'(' | b'[' | b'<') => self.skip_balanced()?,
+                Some(b'"') => {
+                    self.string()?;
+                }
+                Some(b')' | b']' | b'>') => return Err(self.error("unbalanced bracket in an attribute value")),
+                Some(_) => self.pos += 1,
+            }
+        }
+        let text = String::from_utf8_lossy(&self.s[start..self.pos]).trim().to_owned();
+        if text.is_empty() {
+            return Err(self.error_at(start, "expected an attribute value"));
+        }
+        Ok(AttrValue::Other(text))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(src: &str) -> (usize, usize, String) {
+        match parse_functions(src).unwrap_err() {
+            HeaderError::Syntax { line, column, message, .. } => (line, column, message),
+            e => panic!("not a syntax error: {e}"),
+        }
+    }
+
+    #[test]
+    fn reads_headers_and_skips_bodies() {
+        let src = r#"
+// func.func @in_comment() -> ()
+module attributes { x = "func.func @in_string" } {
+  func.func @a(%x: memref<4x?xbf16>, %y: memref<*xi1>, %z: index {llvm.noalias}) -> (memref<2xf64, strided<[?], offset: ?>>, i32) attributes {llvm.emit_c_interface, iree.reflection = {sip = "I1!R1!", sipv = 1 : i32, other = [1, 2], m = affine_map<(d0) -> (d0)>}} {
+    %s = "some.op"() {text = "} not a brace"} : () -> i32  // } in a comment
+    func.call @b() : () -> ()
+    return
+  }
+  func.func nested @b()
+  func.func public @"quoted name"(ui64, si8) -> memref<f32, strided<[]>>
+}
+"#;
+        let fns = parse_functions(src).unwrap();
+        assert_eq!(fns.len(), 3);
+        let a = &fns[0];
+        assert_eq!((a.line, a.column), (4, 3));
+        assert_eq!(a.name, "a");
+        assert!(a.has_body && a.emits_c_interface());
+        assert_eq!(
+            a.ty.to_string(),
+            "(memref<4x?xbf16>, memref<*xi1>, index) -> (memref<2xf64, strided<[?], offset: ?>>, i32)"
+        );
+        assert_eq!(
+            a.ty.to_raw().to_string(),
+            "(Buffer<bfloat16[4x?]>, Unrecognized<?>, sint64) -> (Buffer<float64[2]>, sint32)"
+        );
+        let abi = a.abi_attributes().unwrap();
+        assert_eq!(abi.sip_signature_str(), Some("I1!R1!"));
+        let Some(AttrValue::Dict(r)) = a.attribute("iree.reflection") else { panic!() };
+        assert_eq!(r[2], ("other".to_string(), AttrValue::Other("[1, 2]".into())));
+        assert_eq!(r[3].1, AttrValue::Other("affine_map<(d0) -> (d0)>".into()));
+        assert_eq!((fns[1].visibility, fns[1].has_body), (Visibility::Nested, false));
+        assert_eq!(fns[2].name, "quoted name");
+        assert_eq!(fns[2].ty.to_string(), "(ui64, i8) -> (memref<f32, strided<[]>>)");
+        assert!(find_function(src, "zz").unwrap_err().to_string().contains("it has: a, b, quoted name"));
+    }
+
+    #[test]
+    fn abi_attributes_merge_and_conflict() {
+        let f = |attrs: &str| parse_functions(&format!("func.func @f() attributes {{{attrs}}}")).unwrap().remove(0);
+        let a = f(r#"fv = "1", f = "I1!R1!", iree.reflection = {fv = 1, f = "I1!R1!"}"#).abi_attributes().unwrap();
+        assert_eq!(a.raw_version(), Some(1));
+        let e = f(r#"fv = "1", f = "I1!R1!", iree.reflection = {f = "I4!B1!R1!"}"#).abi_attributes().unwrap_err();
+        assert!(e.to_string().contains("given twice with different values"), "{e}");
+        let e = f(r#"iree.reflection = "x""#).abi_attributes().unwrap_err();
+        assert_eq!(e.to_string(), "ABI attributes: iree.reflection is not a dictionary");
+        let e = f(r#"sip = [1]"#).abi_attributes().unwrap_err();
+        assert_eq!(e.to_string(), "ABI attributes: attribute sip is not a string or an integer");
+        let a = f(r#"s = "\22q\5C\n", b = true, n = -7 : i64, u"#);
+        assert_eq!(a.attribute("s"), Some(&AttrValue::Str("\"q\\\n".into())));
+        assert_eq!(a.attribute("b"), Some(&AttrValue::Int(1)));
+        assert_eq!(a.attribute("n"), Some(&AttrValue::Int(-7)));
+        assert_eq!(a.attribute("u"), Some(&AttrValue::Unit));
+    }
+
+    #[test]
+    fn errors_have_line_and_column() {
+        assert_eq!(
+            err("module {\n  func.func @f(%a: tensor<4xf32>)\n}"),
+            (2, 20, "unsupported type `tensor` (fnabi passes memref<…>, memref<*x…>, i1, i8, i16, i32, i64, index, f16, bf16, f32, f64 and si/ui integers)".into())
+        );
+        assert_eq!(
+            err("func.func @f(memref<4xf32, affine_map<(d0) -> (d0)>>)").2,
+            "affine_map memref layouts are not supported (use strided<[…], offset: …>)"
+        );
+        assert_eq!(
+            err("func.func @f(memref<4xf32, 1>)").2,
+            "memref memory spaces other than 0 are not supported (host memory only)"
+        );
+        assert!(parse_functions("func.func @f(memref<4xf32, 0>)").is_ok());
+        assert_eq!(err("func.func @f(memref<4xf7>)").2, "unsupported memref element type `f7`");
+        assert_eq!(err("func.func @f(memref<4>)").2, "expected `x` after a memref dimension, found `>)`");
+        assert_eq!(err("func.func @f(memref<4x>)").2, "expected a memref element type, found `>)`");
+        assert_eq!(
+            err("func.func @f(memref<4xf32, strided<[1, 1]>>)").2,
+            "strided layout has 2 strides for a rank-1 memref"
+        );
+        assert_eq!(err("func.func @f(memref<99999999999xf32>)").2, "dimension exceeds 2147483647");
+        assert_eq!(err("func.func @f(i32 i32)").2, "expected `,` or `)` in the argument list, found `i32)`");
+        assert_eq!(err("func.func f()").2, "expected `@`, found `f()`");
+        assert_eq!(
+            err("func.func @f() {\n  %0 = \"x\n}"),
+            (2, 8, "string literal is not terminated on its line".into())
+        );
+        assert_eq!(err("func.func @f() {\n  { ").0, 1);
+        assert_eq!(err("func.func @f() attributes {a = \"\\q\"}").2, "unknown escape in string literal");
+        assert_eq!(err("func.func @f() attributes {a = [1)}").2, "unbalanced `)`");
+        let deep = format!("func.func @f() {}", "{".repeat(MAX_NESTING + 1));
+        assert!(err(&deep).2.contains("nest deeper"));
+        let deep = format!("func.func @f() attributes {}", "{a = ".repeat(MAX_NESTING + 1));
+        assert!(err(&deep).2.contains("nest deeper"));
+    }
+
+    #[test]
+    fn function_type_strings() {
+        let t: FunctionType = "(memref<2x3xf32, strided<[1, 2]>>) -> memref<*xi8>".parse().unwrap();
+        assert_eq!(t.to_string(), "(memref<2x3xf32, strided<[1, 2]>>) -> (memref<*xi8>)");
+        assert!(t.results_packed());
+        assert!(!"(f32) -> f32".parse::<FunctionType>().unwrap().results_packed());
+        assert!("(f32) -> f32 x".parse::<FunctionType>().is_err());
+        assert!("(f32)".parse::<FunctionType>().is_err());
+        assert_eq!(
+            "memref<?xf32, strided<[-2], offset: 5>>".parse::<MlirType>().unwrap().to_string(),
+            "memref<?xf32, strided<[-2], offset: 5>>"
+        );
+        assert!("i32 i32".parse::<MlirType>().is_err());
+    }
+}

@@ -1,0 +1,913 @@
+//! The raw function ABI (attributes `fv`, `f`, `fbr`): the flat, typed list of
+//! a function's inputs and results.
+//!
+//! ```text
+//! signature     ::= 'I' length-prefixed(type-sequence) 'R' length-prefixed(type-sequence)
+//! type-sequence ::= (buffer-type | scalar-type | ref-object-type | unrecognized-type)*
+//! buffer-type   ::= 'B' length-prefixed(('t' code)? ('c' layout)? ('d' integer)*)
+//! scalar-type   ::= 'S' length-prefixed(('t' code)?)
+//! ref-object    ::= 'O' length-prefixed()        unrecognized ::= 'U' length-prefixed()
+//! ```
+//!
+//! [`RawSignature`] is the owned form; [`RawSignatureReader`] reads the same
+//! signature zero-copy, without allocating. Both are strict where the C++
+//! reference is silent: any lexical error, an unknown item or field tag, a
+//! scalar code outside 0–11, a negative dim other than `-1`, a missing,
+//! repeated or unknown top-level span is a [`ParseError`] with its byte
+//! offset — never a silently shortened list. Like the reference they accept
+//! `I` and `R` in either order, `t` after `d`, and a repeated `t` (the last
+//! wins).
+//!
+//! The `c` field is fnabi's versioned extension for the documents'
+//! *contiguity hint*: `c1` marks a buffer whose preferred layout is
+//! column-major. It is written only when not the default (row-major) and a
+//! signature that uses it has ABI version `fv = 2`
+//! ([`RawSignature::abi_version`]); version-1 signatures mangle, parse and
+//! print exactly as the reference does.
+//!
+//! ```
+//! use fnabi_abi::RawSignature;
+//! let sig = RawSignature::parse("I18!O1!B11!d-1d128d64R17!B13!t11d32d-1d64").unwrap();
+//! assert_eq!(
+//!     sig.to_string(),
+//!     "(RefObject<?>, Buffer<float32[?x128x64]>) -> (Buffer<uint64[32x?x64]>)"
+//! );
+//! assert_eq!(RawSignature::parse_human(&sig.to_string()).unwrap(), sig);
+//! assert_eq!(sig.to_mangled(), "I18!O1!B11!d-1d128d64R17!B13!t11d32d-1d64");
+//! ```
+
+use crate::error::{ParseError, ParseErrorKind};
+use crate::mangle::{Component, SignatureBuilder, SignatureParser};
+use crate::scalar::ScalarType;
+use std::fmt;
+use std::str::FromStr;
+
+/// One dimension of a buffer type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dim {
+    /// Known only when called (`d-1`, printed `?`).
+    Dynamic,
+    /// A fixed extent (at most `i32::MAX`, the range of a mangled integer).
+    Static(u32),
+}
+
+impl Dim {
+    /// The extent if static.
+    pub fn as_static(self) -> Option<u32> {
+        match self {
+            Dim::Static(n) => Some(n),
+            Dim::Dynamic => None,
+        }
+    }
+
+    /// The mangled integer: the extent, or -1.
+    pub fn to_i32(self) -> i32 {
+        match self {
+            // Extents are validated to be <= i32::MAX when a BufferType is built.
+            Dim::Static(n) => i32::try_from(n).unwrap_or(i32::MAX),
+            Dim::Dynamic => -1,
+        }
+    }
+
+    /// The dim of a mangled integer: -1 is dynamic, other negatives are `None`.
+    pub fn from_i32(v: i32) -> Option<Dim> {
+        match v {
+            -1 => Some(Dim::Dynamic),
+            v if v >= 0 => Some(Dim::Static(v as u32)),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Dim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Dim::Dynamic => f.write_str("?"),
+            Dim::Static(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+/// The preferred memory layout of a buffer (the documents' contiguity hint).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Layout {
+    /// C order: the last index varies fastest. The default.
+    #[default]
+    RowMajor,
+    /// Fortran order: the first index varies fastest.
+    ColumnMajor,
+}
+
+impl Layout {
+    /// The code of the `c` field (0 row-major, 1 column-major).
+    pub fn code(self) -> i32 {
+        match self {
+            Layout::RowMajor => 0,
+            Layout::ColumnMajor => 1,
+        }
+    }
+
+    /// The layout of a `c` field code.
+    pub fn from_code(c: i32) -> Option<Layout> {
+        match c {
+            0 => Some(Layout::RowMajor),
+            1 => Some(Layout::ColumnMajor),
+            _ => None,
+        }
+    }
+
+    /// The human-readable name (`row-major`, `column-major`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::RowMajor => "row-major",
+            Layout::ColumnMajor => "column-major",
+        }
+    }
+}
+
+/// A static dimension larger than the ABI's 32-bit signed integers hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DimOutOfRange(pub u32);
+
+impl fmt::Display for DimOutOfRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "dimension {} exceeds the ABI's 32-bit signed range", self.0)
+    }
+}
+
+impl std::error::Error for DimOutOfRange {}
+
+/// A shaped n-d buffer type: element type, dims, preferred layout.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BufferType {
+    dtype: ScalarType,
+    dims: Vec<Dim>,
+    layout: Layout,
+}
+
+impl BufferType {
+    /// A row-major buffer type. Static dims must be at most `i32::MAX`.
+    ///
+    /// ```
+    /// use fnabi_abi::{BufferType, Dim, ScalarType};
+    /// let b = BufferType::new(ScalarType::F64, [Dim::Dynamic, Dim::Static(128)]).unwrap();
+    /// assert_eq!(b.to_string(), "Buffer<float64[?x128]>");
+    /// assert!(BufferType::new(ScalarType::F32, [Dim::Static(1 << 31)]).is_err());
+    /// ```
+    pub fn new(dtype: ScalarType, dims: impl IntoIterator<Item = Dim>) -> Result<Self, DimOutOfRange> {
+        let dims: Vec<Dim> = dims.into_iter().collect();
+        if let Some(Dim::Static(bad)) = dims.iter().find(|d| matches!(d, Dim::Static(n) if *n > i32::MAX as u32)) {
+            return Err(DimOutOfRange(*bad));
+        }
+        Ok(BufferType { dtype, dims, layout: Layout::RowMajor })
+    }
+
+    /// The same type with a preferred layout.
+    pub fn with_layout(mut self, layout: Layout) -> Self {
+        self.layout = layout;
+        self
+    }
+
+    /// Element type.
+    pub fn dtype(&self) -> ScalarType {
+        self.dtype
+    }
+
+    /// Dimensions, outermost first.
+    pub fn dims(&self) -> &[Dim] {
+        &self.dims
+    }
+
+    /// Rank (number of dims).
+    pub fn rank(&self) -> usize {
+        self.dims.len()
+    }
+
+    /// Preferred layout.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// True when no dim is dynamic.
+    pub fn is_static(&self) -> bool {
+        self.dims.iter().all(|d| matches!(d, Dim::Static(_)))
+    }
+
+    fn mangle_into(&self, b: &mut SignatureBuilder) {
+        b.nested(b'B', |b| {
+            if self.dtype != ScalarType::F32 {
+                b.integer(b't', i32::from(self.dtype.code()));
+            }
+            if self.layout != Layout::RowMajor {
+                b.integer(b'c', self.layout.code());
+            }
+            for d in &self.dims {
+                b.integer(b'd', d.to_i32());
+            }
+        });
+    }
+}
+
+impl fmt::Display for BufferType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Buffer<{}[", self.dtype.name())?;
+        for (i, d) in self.dims.iter().enumerate() {
+            if i > 0 {
+                f.write_str("x")?;
+            }
+            write!(f, "{d}")?;
+        }
+        f.write_str("]")?;
+        if self.layout != Layout::RowMajor {
+            write!(f, ", {}", self.layout.name())?;
+        }
+        f.write_str(">")
+    }
+}
+
+/// One input or result of a raw signature.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum RawType {
+    /// `B`: a shaped n-d buffer.
+    Buffer(BufferType),
+    /// `S`: a scalar value.
+    Scalar(ScalarType),
+    /// `O`: an opaque reference object.
+    RefObject,
+    /// `U`: a type the producer could not express.
+    Unrecognized,
+}
+
+impl RawType {
+    /// Appends the mangled item to `b`.
+    pub fn mangle_into(&self, b: &mut SignatureBuilder) {
+        match self {
+            RawType::Buffer(t) => t.mangle_into(b),
+            RawType::Scalar(s) => {
+                b.nested(b'S', |b| {
+                    if *s != ScalarType::F32 {
+                        b.integer(b't', i32::from(s.code()));
+                    }
+                });
+            }
+            RawType::RefObject => {
+                b.span(b'O', "");
+            }
+            RawType::Unrecognized => {
+                b.span(b'U', "");
+            }
+        }
+    }
+
+    /// The buffer type, if this is a buffer.
+    pub fn as_buffer(&self) -> Option<&BufferType> {
+        match self {
+            RawType::Buffer(b) => Some(b),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for RawType {
+    /// The reference's human-readable form: `Buffer<float32[?x4]>`,
+    /// `RefObject<?>`, a scalar's bare name (`sint32`); unrecognized items
+    /// print `Unrecognized<?>` (the reference prints `!UNKNOWN!` for every
+    /// kind it does not know, which is ambiguous).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RawType::Buffer(b) => b.fmt(f),
+            RawType::Scalar(s) => f.write_str(s.name()),
+            RawType::RefObject => f.write_str("RefObject<?>"),
+            RawType::Unrecognized => f.write_str("Unrecognized<?>"),
+        }
+    }
+}
+
+/// A raw function signature: the flat inputs and results.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RawSignature {
+    /// Inputs in order.
+    pub inputs: Vec<RawType>,
+    /// Results in order.
+    pub results: Vec<RawType>,
+}
+
+impl RawSignature {
+    /// A signature of these inputs and results.
+    pub fn new(inputs: Vec<RawType>, results: Vec<RawType>) -> Self {
+        RawSignature { inputs, results }
+    }
+
+    /// Parses the mangled form (see the module docs for what is accepted).
+    pub fn parse(mangled: impl AsRef<[u8]>) -> Result<RawSignature, ParseError> {
+        let reader = RawSignatureReader::new(mangled.as_ref())?;
+        Ok(RawSignature { inputs: reader.inputs().collect_owned()?, results: reader.results().collect_owned()? })
+    }
+
+    /// The mangled form.
+    ///
+    /// ```
+    /// use fnabi_abi::{RawSignature, RawType, ScalarType};
+    /// assert_eq!(RawSignature::default().to_mangled(), "I1!R1!");
+    /// let s = RawSignature::new(vec![RawType::Scalar(ScalarType::I32)], vec![RawType::Unrecognized]);
+    /// assert_eq!(s.to_mangled(), "I6!S3!t6R4!U1!");
+    /// ```
+    pub fn to_mangled(&self) -> String {
+        let mut b = SignatureBuilder::new();
+        b.nested(b'I', |b| self.inputs.iter().for_each(|t| t.mangle_into(b)));
+        b.nested(b'R', |b| self.results.iter().for_each(|t| t.mangle_into(b)));
+        b.into_string()
+    }
+
+    /// The raw ABI version this signature needs: 2 when any buffer carries a
+    /// non-default layout hint, else 1.
+    pub fn abi_version(&self) -> u32 {
+        let hinted = self
+            .inputs
+            .iter()
+            .chain(&self.results)
+            .any(|t| matches!(t, RawType::Buffer(b) if b.layout != Layout::RowMajor));
+        if hinted { 2 } else { 1 }
+    }
+
+    /// Parses the human-readable form printed by `Display`.
+    ///
+    /// Accepts exactly what `Display` prints, plus: optional whitespace
+    /// around punctuation, short scalar names (`f32`), `, row-major`, and the
+    /// reference's `!UNKNOWN!` for an unrecognized item.
+    pub fn parse_human(text: &str) -> Result<RawSignature, ParseError> {
+        let mut p = HumanParser { s: text.as_bytes(), pos: 0 };
+        let inputs = p.type_list()?;
+        p.ws();
+        p.expect("->", "`->`")?;
+        let results = p.type_list()?;
+        p.ws();
+        if p.pos != p.s.len() {
+            return Err(ParseError::new(p.pos, ParseErrorKind::TrailingInput));
+        }
+        Ok(RawSignature { inputs, results })
+    }
+}
+
+impl fmt::Display for RawSignature {
+    /// `(RefObject<?>, Buffer<float32[?x128x64]>) -> (Buffer<uint64[32x?x64]>)`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn list(f: &mut fmt::Formatter<'_>, items: &[RawType]) -> fmt::Result {
+            f.write_str("(")?;
+            for (i, t) in items.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                t.fmt(f)?;
+            }
+            f.write_str(")")
+        }
+        list(f, &self.inputs)?;
+        f.write_str(" -> ")?;
+        list(f, &self.results)
+    }
+}
+
+impl FromStr for RawSignature {
+    type Err = ParseError;
+
+    /// Parses the mangled form.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        RawSignature::parse(s)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Zero-copy reader
+// ---------------------------------------------------------------------------
+
+/// A view of a mangled raw signature that reads items without allocating.
+///
+/// ```
+/// use fnabi_abi::raw::{RawSignatureReader, RawTypeRef};
+/// let r = RawSignatureReader::new(b"I18!O1!B11!d-1d128d64R17!B13!t11d32d-1d64").unwrap();
+/// let mut dims = 0;
+/// for item in r.inputs() {
+///     if let RawTypeRef::Buffer(b) = item.unwrap() {
+///         dims += b.dims().count();
+///     }
+/// }
+/// assert_eq!(dims, 3);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct RawSignatureReader<'a> {
+    inputs: (&'a [u8], usize),
+    results: (&'a [u8], usize),
+}
+
+impl<'a> RawSignatureReader<'a> {
+    /// Checks the top level: exactly one `I` and one `R` span, in either
+    /// order, and nothing else. The items inside are checked as they are
+    /// read (each once), so a reader can stop early without paying for the
+    /// rest; [`RawSignature::parse`] reads them all.
+    pub fn new(mangled: &'a [u8]) -> Result<Self, ParseError> {
+        let mut inputs = None;
+        let mut results = None;
+        for c in SignatureParser::new(mangled) {
+            let c = c?;
+            let slot = match (c.tag(), c) {
+                (b'I', Component::Span { .. }) => &mut inputs,
+                (b'R', Component::Span { .. }) => &mut results,
+                (tag, _) => {
+                    return Err(ParseError::new(
+                        c.offset(),
+                        ParseErrorKind::UnexpectedComponent { context: "signature (expected `I` or `R`)", tag },
+                    ));
+                }
+            };
+            if slot.is_some() {
+                return Err(ParseError::new(c.offset(), ParseErrorKind::DuplicateSpan(c.tag())));
+            }
+            if let Component::Span { content, content_offset, .. } = c {
+                *slot = Some((content, content_offset));
+            }
+        }
+        let end = mangled.len();
+        let inputs = inputs.ok_or(ParseError::new(end, ParseErrorKind::MissingSpan(b'I')))?;
+        let results = results.ok_or(ParseError::new(end, ParseErrorKind::MissingSpan(b'R')))?;
+        Ok(RawSignatureReader { inputs, results })
+    }
+
+    /// The input items.
+    pub fn inputs(&self) -> RawTypeReader<'a> {
+        RawTypeReader { p: SignatureParser::with_offset(self.inputs.0, self.inputs.1) }
+    }
+
+    /// The result items.
+    pub fn results(&self) -> RawTypeReader<'a> {
+        RawTypeReader { p: SignatureParser::with_offset(self.results.0, self.results.1) }
+    }
+}
+
+/// Reads the items of one type sequence.
+#[derive(Clone, Debug)]
+pub struct RawTypeReader<'a> {
+    p: SignatureParser<'a>,
+}
+
+/// One item of a type sequence, borrowed from the signature.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RawTypeRef<'a> {
+    /// A buffer type.
+    Buffer(BufferRef<'a>),
+    /// A scalar type.
+    Scalar(ScalarType),
+    /// A reference object.
+    RefObject,
+    /// An unrecognized type.
+    Unrecognized,
+}
+
+impl RawTypeRef<'_> {
+    /// The owned item.
+    pub fn to_owned(self) -> RawType {
+        match self {
+            RawTypeRef::Buffer(b) => {
+                RawType::Buffer(BufferType { dtype: b.dtype, dims: b.dims().collect(), layout: b.layout })
+            }
+            RawTypeRef::Scalar(s) => RawType::Scalar(s),
+            RawTypeRef::RefObject => RawType::RefObject,
+            RawTypeRef::Unrecognized => RawType::Unrecognized,
+        }
+    }
+}
+
+/// A validated buffer item: its element type and layout, and its dims read
+/// lazily from the span.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BufferRef<'a> {
+    /// Element type (the last `t`, float32 if none).
+    pub dtype: ScalarType,
+    /// Preferred layout (the last `c`, row-major if none).
+    pub layout: Layout,
+    content: &'a [u8],
+    content_offset: usize,
+    rank: usize,
+}
+
+impl<'a> BufferRef<'a> {
+    /// The dims in order.
+    pub fn dims(&self) -> impl Iterator<Item = Dim> + 'a {
+        SignatureParser::with_offset(self.content, self.content_offset).filter_map(|c| match c {
+            // Already checked by `buffer_item` when this item was read.
+            Ok(Component::Integer { tag: b'd', value, .. }) => Dim::from_i32(value),
+            _ => None,
+        })
+    }
+
+    /// Number of dims.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+}
+
+fn scalar_code(c: &Component<'_>, value: i32) -> Result<ScalarType, ParseError> {
+    ScalarType::from_code(i64::from(value))
+        .ok_or_else(|| ParseError::new(c.offset(), ParseErrorKind::IllegalScalarCode(value)))
+}
+
+/// Checks a buffer's fields in one pass, calling `on_dim` for each dim.
+fn buffer_item<'a>(
+    content: &'a [u8],
+    content_offset: usize,
+    mut on_dim: impl FnMut(Dim),
+) -> Result<BufferRef<'a>, ParseError> {
+    let mut dtype = ScalarType::F32;
+    let mut layout = Layout::RowMajor;
+    let mut rank = 0;
+    for c in SignatureParser::with_offset(content, content_offset) {
+        let c = c?;
+        match c {
+            Component::Integer { tag: b't', value, .. } => dtype = scalar_code(&c, value)?,
+            Component::Integer { tag: b'c', value, .. } => {
+                layout = Layout::from_code(value)
+                    .ok_or_else(|| ParseError::new(c.offset(), ParseErrorKind::IllegalLayoutCode(value)))?;
+            }
+            Component::Integer { tag: b'd', value, .. } => {
+                on_dim(
+                    Dim::from_i32(value)
+                        .ok_or_else(|| ParseError::new(c.offset(), ParseErrorKind::IllegalDim(value)))?,
+                );
+                rank += 1;
+            }
+            _ => {
+                return Err(ParseError::new(c.offset(), ParseErrorKind::UnknownField { item: "buffer", tag: c.tag() }));
+            }
+        }
+    }
+    Ok(BufferRef { dtype, layout, content, content_offset, rank })
+}
+
+fn scalar_item(content: &[u8], content_offset: usize) -> Result<ScalarType, ParseError> {
+    let mut dtype = ScalarType::F32;
+    for c in SignatureParser::with_offset(content, content_offset) {
+        let c = c?;
+        match c {
+            Component::Integer { tag: b't', value, .. } => dtype = scalar_code(&c, value)?,
+            _ => {
+                return Err(ParseError::new(c.offset(), ParseErrorKind::UnknownField { item: "scalar", tag: c.tag() }));
+            }
+        }
+    }
+    Ok(dtype)
+}
+
+fn empty_item(item: &'static str, content: &[u8], content_offset: usize) -> Result<(), ParseError> {
+    match SignatureParser::with_offset(content, content_offset).next() {
+        None => Ok(()),
+        Some(Err(e)) => Err(e),
+        Some(Ok(c)) => Err(ParseError::new(c.offset(), ParseErrorKind::UnknownField { item, tag: c.tag() })),
+    }
+}
+
+impl<'a> RawTypeReader<'a> {
+    /// Reads the next item, handing each dim of a buffer to `on_dim` while
+    /// its fields are checked (so an owned copy needs no second pass).
+    fn next_with(&mut self, on_dim: impl FnMut(Dim)) -> Option<Result<RawTypeRef<'a>, ParseError>> {
+        let c = match self.p.next()? {
+            Ok(c) => c,
+            Err(e) => return Some(Err(e)),
+        };
+        let Component::Span { tag, content, content_offset, offset } = c else {
+            return Some(Err(ParseError::new(
+                c.offset(),
+                ParseErrorKind::UnexpectedComponent {
+                    context: "type sequence (expected `B`, `S`, `O` or `U`)",
+                    tag: c.tag(),
+                },
+            )));
+        };
+        let item = match tag {
+            b'B' => buffer_item(content, content_offset, on_dim).map(RawTypeRef::Buffer),
+            b'S' => scalar_item(content, content_offset).map(RawTypeRef::Scalar),
+            b'O' => empty_item("ref object", content, content_offset).map(|()| RawTypeRef::RefObject),
+            b'U' => empty_item("unrecognized", content, content_offset).map(|()| RawTypeRef::Unrecognized),
+            _ => Err(ParseError::new(
+                offset,
+                ParseErrorKind::UnexpectedComponent { context: "type sequence (expected `B`, `S`, `O` or `U`)", tag },
+            )),
+        };
+        Some(item)
+    }
+
+    /// Reads every remaining item into owned types, one pass over the bytes.
+    pub fn collect_owned(mut self) -> Result<Vec<RawType>, ParseError> {
+        let mut out = Vec::new();
+        let mut dims = Vec::new();
+        while let Some(item) = self.next_with(|d| dims.push(d)) {
+            out.push(match item? {
+                RawTypeRef::Buffer(b) => {
+                    RawType::Buffer(BufferType { dtype: b.dtype, dims: std::mem::take(&mut dims), layout: b.layout })
+                }
+                RawTypeRef::Scalar(s) => RawType::Scalar(s),
+                RawTypeRef::RefObject => RawType::RefObject,
+                RawTypeRef::Unrecognized => RawType::Unrecognized,
+            });
+        }
+        Ok(out)
+    }
+}
+
+impl<'a> Iterator for RawTypeReader<'a> {
+    type Item = Result<RawTypeRef<'a>, ParseError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_with(|_| {})
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Human-readable form
+// ---------------------------------------------------------------------------
+
+struct HumanParser<'s> {
+    s: &'s [u8],
+    pos: usize,
+}
+
+impl HumanParser<'_> {
+    fn ws(&mut self) {
+        while self.pos < self.s.len() && self.s[self.pos].is_ascii_whitespace() {
+            self.pos += 1;
+        }
+    }
+
+    fn eat(&mut self, lit: &str) -> bool {
+        if self.s[self.pos..].starts_with(lit.as_bytes()) {
+            self.pos += lit.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, lit: &str, what: &'static str) -> Result<(), ParseError> {
+        if self.eat(lit) { Ok(()) } else { Err(self.err(ParseErrorKind::Expected(what))) }
+    }
+
+    fn err(&self, kind: ParseErrorKind) -> ParseError {
+        ParseError::new(self.pos, kind)
+    }
+
+    fn type_list(&mut self) -> Result<Vec<RawType>, ParseError> {
+        self.ws();
+        self.expect("(", "`(`")?;
+        let mut items = Vec::new();
+        self.ws();
+        if self.eat(")") {
+            return Ok(items);
+        }
+        loop {
+            self.ws();
+            items.push(self.raw_type()?);
+            self.ws();
+            if self.eat(")") {
+                return Ok(items);
+            }
+            self.expect(",", "`,` or `)`")?;
+        }
+    }
+
+    fn word(&mut self) -> &str {
+        let start = self.pos;
+        while self.pos < self.s.len() && (self.s[self.pos].is_ascii_alphanumeric() || self.s[self.pos] == b'_') {
+            self.pos += 1;
+        }
+        // Only ASCII alphanumerics were consumed.
+        std::str::from_utf8(&self.s[start..self.pos]).unwrap_or_default()
+    }
+
+    fn scalar_name(&mut self) -> Result<ScalarType, ParseError> {
+        let start = self.pos;
+        let w = self.word();
+        if w.is_empty() {
+            return Err(ParseError::new(start, ParseErrorKind::Expected("a scalar type name")));
+        }
+        ScalarType::from_name(w).ok_or_else(|| ParseError::new(start, ParseErrorKind::UnknownName(w.to_owned())))
+    }
+
+    fn raw_type(&mut self) -> Result<RawType, ParseError> {
+        if self.eat("!UNKNOWN!") {
+            return Ok(RawType::Unrecognized);
+        }
+        let start = self.pos;
+        match self.word() {
+            "Buffer" => {
+                self.expect("<", "`<`")?;
+                self.ws();
+                let dtype = self.scalar_name()?;
+                self.ws();
+                self.expect("[", "`[`")?;
+                let mut dims = Vec::new();
+                self.ws();
+                if !self.eat("]") {
+                    loop {
+                        self.ws();
+                        dims.push(self.dim()?);
+                        self.ws();
+                        if self.eat("]") {
+                            break;
+                        }
+                        self.expect("x", "`x` or `]`")?;
+                    }
+                }
+                self.ws();
+                let mut layout = Layout::RowMajor;
+                if self.eat(",") {
+                    self.ws();
+                    layout = if self.eat("column-major") {
+                        Layout::ColumnMajor
+                    } else if self.eat("row-major") {
+                        Layout::RowMajor
+                    } else {
+                        return Err(self.err(ParseErrorKind::Expected("`row-major` or `column-major`")));
+                    };
+                    self.ws();
+                }
+                self.expect(">", "`>`")?;
+                Ok(RawType::Buffer(BufferType { dtype, dims, layout }))
+            }
+            "RefObject" => {
+                self.expect("<?>", "`<?>`")?;
+                Ok(RawType::RefObject)
+            }
+            "Unrecognized" => {
+                self.expect("<?>", "`<?>`")?;
+                Ok(RawType::Unrecognized)
+            }
+            "" => Err(ParseError::new(start, ParseErrorKind::Expected("a type"))),
+            w => ScalarType::from_name(w)
+                .map(RawType::Scalar)
+                .ok_or_else(|| ParseError::new(start, ParseErrorKind::UnknownName(w.to_owned()))),
+        }
+    }
+
+    fn dim(&mut self) -> Result<Dim, ParseError> {
+        if self.eat("?") {
+            return Ok(Dim::Dynamic);
+        }
+        let start = self.pos;
+        let mut v: u64 = 0;
+        while self.pos < self.s.len() && self.s[self.pos].is_ascii_digit() {
+            v = v * 10 + u64::from(self.s[self.pos] - b'0');
+            if v > i32::MAX as u64 {
+                return Err(ParseError::new(start, ParseErrorKind::IntegerOutOfRange));
+            }
+            self.pos += 1;
+        }
+        if self.pos == start {
+            return Err(self.err(ParseErrorKind::Expected("a dimension (digits or `?`)")));
+        }
+        Ok(Dim::Static(v as u32))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn buf(dtype: ScalarType, dims: &[i32]) -> RawType {
+        RawType::Buffer(BufferType::new(dtype, dims.iter().map(|&d| Dim::from_i32(d).unwrap())).unwrap())
+    }
+
+    fn mangle_one(t: &RawType) -> String {
+        let mut b = SignatureBuilder::new();
+        t.mangle_into(&mut b);
+        b.into_string()
+    }
+
+    fn err(s: &str) -> (usize, ParseErrorKind) {
+        let e = RawSignature::parse(s).unwrap_err();
+        (e.offset(), e.kind().clone())
+    }
+
+    #[test]
+    fn reference_encodings() {
+        assert_eq!(mangle_one(&buf(ScalarType::F32, &[])), "B1!");
+        assert_eq!(mangle_one(&buf(ScalarType::F64, &[-1, 128, 64])), "B13!t2d-1d128d64");
+        assert_eq!(mangle_one(&RawType::RefObject), "O1!");
+        assert_eq!(RawSignature::default().to_mangled(), "I1!R1!");
+        let sig = RawSignature::new(
+            vec![RawType::RefObject, buf(ScalarType::F32, &[-1, 128, 64])],
+            vec![buf(ScalarType::U64, &[32, -1, 64])],
+        );
+        assert_eq!(sig.to_mangled(), "I18!O1!B11!d-1d128d64R17!B13!t11d32d-1d64");
+        assert_eq!(sig.abi_version(), 1);
+    }
+
+    #[test]
+    fn reference_display() {
+        assert_eq!(RawSignature::parse("I1!R1!").unwrap().to_string(), "() -> ()");
+        assert_eq!(
+            RawSignature::parse("I18!O1!B11!d-1d128d64R17!B13!t11d32d-1d64").unwrap().to_string(),
+            "(RefObject<?>, Buffer<float32[?x128x64]>) -> (Buffer<uint64[32x?x64]>)"
+        );
+        assert_eq!(RawSignature::parse("I4!B1!R6!S3!t6").unwrap().to_string(), "(Buffer<float32[]>) -> (sint32)");
+        assert_eq!(RawSignature::parse("I4!U1!R4!S1!").unwrap().to_string(), "(Unrecognized<?>) -> (float32)");
+    }
+
+    #[test]
+    fn reference_leniencies() {
+        // R before I; t after d; a repeated t (last wins).
+        let s = RawSignature::parse("R1!I14!B10!d4t2t7d-1").unwrap();
+        assert_eq!(s.inputs, vec![buf(ScalarType::I64, &[4, -1])]);
+        assert!(s.results.is_empty());
+        // Explicit t0 is float32, and mangles back without it.
+        let s = RawSignature::parse("I6!B3!t0R1!").unwrap();
+        assert_eq!(s.to_mangled(), "I4!B1!R1!");
+    }
+
+    #[test]
+    fn strict_errors_with_offsets() {
+        assert_eq!(err(""), (0, ParseErrorKind::MissingSpan(b'I')));
+        assert_eq!(err("I1!"), (3, ParseErrorKind::MissingSpan(b'R')));
+        assert_eq!(err("R1!"), (3, ParseErrorKind::MissingSpan(b'I')));
+        assert_eq!(err("I1!R1!I1!"), (6, ParseErrorKind::DuplicateSpan(b'I')));
+        assert!(matches!(err("I1!R1!X1!"), (6, ParseErrorKind::UnexpectedComponent { tag: b'X', .. })));
+        assert!(matches!(err("_1I1!R1!"), (0, ParseErrorKind::UnexpectedComponent { tag: b'_', .. })));
+        assert!(matches!(err("I4!X1!R1!"), (3, ParseErrorKind::UnexpectedComponent { tag: b'X', .. })));
+        assert!(matches!(err("I3!_1R1!"), (3, ParseErrorKind::UnexpectedComponent { tag: b'_', .. })));
+        assert_eq!(err("I6!B3!x1R1!"), (6, ParseErrorKind::UnknownField { item: "buffer", tag: b'x' }));
+        assert_eq!(err("I7!B4!D1!R1!"), (6, ParseErrorKind::UnknownField { item: "buffer", tag: b'D' }));
+        assert_eq!(err("I7!B4!t12R1!"), (6, ParseErrorKind::IllegalScalarCode(12)));
+        assert_eq!(err("I7!B4!t-1R1!"), (6, ParseErrorKind::IllegalScalarCode(-1)));
+        assert_eq!(err("I7!B4!d-2R1!"), (6, ParseErrorKind::IllegalDim(-2)));
+        assert_eq!(err("I6!B3!c7R1!"), (6, ParseErrorKind::IllegalLayoutCode(7)));
+        assert_eq!(err("I6!S3!d1R1!"), (6, ParseErrorKind::UnknownField { item: "scalar", tag: b'd' }));
+        assert_eq!(err("I6!O3!t1R1!"), (6, ParseErrorKind::UnknownField { item: "ref object", tag: b't' }));
+        assert_eq!(err("I6!U3!t1R1!"), (6, ParseErrorKind::UnknownField { item: "unrecognized", tag: b't' }));
+        // A lexical error deep inside: absolute offset, and never a shortened list.
+        assert_eq!(err("I11!B1!B5!d1d?R1!"), (13, ParseErrorKind::MissingDigits));
+        assert_eq!(err("I5!B1!"), (0, ParseErrorKind::Truncated { declared: 5, available: 4 }));
+        assert_eq!(err("I5!B1!R1!"), (7, ParseErrorKind::BadTag(b'1')));
+        assert_eq!(err("I1"), (0, ParseErrorKind::Truncated { declared: 1, available: 0 }));
+    }
+
+    #[test]
+    fn layout_extension() {
+        let b = BufferType::new(ScalarType::F32, [Dim::Static(2), Dim::Static(3)])
+            .unwrap()
+            .with_layout(Layout::ColumnMajor);
+        let sig = RawSignature::new(vec![RawType::Buffer(b)], vec![]);
+        assert_eq!(sig.to_mangled(), "I10!B7!c1d2d3R1!");
+        assert_eq!(sig.abi_version(), 2);
+        assert_eq!(sig.to_string(), "(Buffer<float32[2x3], column-major>) -> ()");
+        assert_eq!(RawSignature::parse(sig.to_mangled()).unwrap(), sig);
+        assert_eq!(RawSignature::parse_human(&sig.to_string()).unwrap(), sig);
+        // c0 is accepted and is the default.
+        assert_eq!(RawSignature::parse("I6!B3!c0R1!").unwrap().abi_version(), 1);
+    }
+
+    #[test]
+    fn human_form_parses_back() {
+        for s in [
+            "() -> ()",
+            "(RefObject<?>, Buffer<float32[?x128x64]>) -> (Buffer<uint64[32x?x64]>)",
+            "(Buffer<float32[]>, sint32, Unrecognized<?>) -> (bfloat16, float16)",
+        ] {
+            let sig = RawSignature::parse_human(s).unwrap();
+            assert_eq!(sig.to_string(), s);
+        }
+        let loose = RawSignature::parse_human(" ( Buffer< f32 [ 4 x ? ] > ,!UNKNOWN!)->( i8 ) ").unwrap();
+        assert_eq!(loose.to_string(), "(Buffer<float32[4x?]>, Unrecognized<?>) -> (sint8)");
+    }
+
+    #[test]
+    fn human_form_errors() {
+        let e = |s: &str| {
+            let e = RawSignature::parse_human(s).unwrap_err();
+            (e.offset(), e.kind().clone())
+        };
+        assert_eq!(e(""), (0, ParseErrorKind::Expected("`(`")));
+        assert_eq!(e("() ()"), (3, ParseErrorKind::Expected("`->`")));
+        assert_eq!(e("(float33) -> ()"), (1, ParseErrorKind::UnknownName("float33".into())));
+        assert_eq!(e("(Buffer<float32[4x]>) -> ()"), (18, ParseErrorKind::Expected("a dimension (digits or `?`)")));
+        assert_eq!(e("(Buffer<float32[2147483648]>) -> ()"), (16, ParseErrorKind::IntegerOutOfRange));
+        assert_eq!(e("() -> () x"), (9, ParseErrorKind::TrailingInput));
+        assert_eq!(e("(RefObject) -> ()"), (10, ParseErrorKind::Expected("`<?>`")));
+        assert_eq!(e("(sint8 sint8) -> ()"), (7, ParseErrorKind::Expected("`,` or `)`")));
+    }
+
+    #[test]
+    fn reader_is_zero_copy_and_matches_owned() {
+        let m = "I18!O1!B11!d-1d128d64R17!B13!t11d32d-1d64";
+        let r = RawSignatureReader::new(m.as_bytes()).unwrap();
+        let items: Vec<_> = r.inputs().map(|x| x.unwrap()).collect();
+        assert_eq!(items[0], RawTypeRef::RefObject);
+        let RawTypeRef::Buffer(b) = items[1] else { panic!() };
+        assert_eq!(b.rank(), 3);
+        assert_eq!(b.dims().collect::<Vec<_>>(), [Dim::Dynamic, Dim::Static(128), Dim::Static(64)]);
+    }
+
+    #[test]
+    fn dim_bounds() {
+        assert!(BufferType::new(ScalarType::F32, [Dim::Static(i32::MAX as u32)]).is_ok());
+        assert!(BufferType::new(ScalarType::F32, [Dim::Static(i32::MAX as u32 + 1)]).is_err());
+        assert_eq!(Dim::from_i32(-2), None);
+    }
+}

@@ -1,0 +1,992 @@
+//! `iree.abi` reflection: the JSON type records that describe a VM
+//! function's arguments and results ([`TypeRecord`], [`FunctionReflection`]),
+//! the `iree.abi.declaration` text ([`Declaration`]), and the reduction of a
+//! record list to the crate's one [`Structure`](crate::Structure) model
+//! ([`records_to_structure`], [`structure_to_records`]).
+//!
+//! ```
+//! use fnabi_abi::reflection::FunctionReflection;
+//! let json = r#"{"a": [["sdict", ["x", ["ndarray", "f32", 2, 1, 4]], ["y", ["ndarray", "f32", 2, 1, 4]]]], "r": [["ndarray", "f32", 1, null]], "v": 1}"#;
+//! let f = FunctionReflection::parse(json).unwrap();
+//! assert_eq!(f.to_string(), "({x: f32[1x4], y: f32[1x4]}) -> (f32[?])");
+//! assert_eq!(f.to_json(), json, "canonical JSON is what Python's json.dumps writes");
+//!
+//! let e = FunctionReflection::parse(r#"{"a": [["sdict", ["x", ["ndarray", "f32", 2, 1, "4"]]]], "r": []}"#).unwrap_err();
+//! assert_eq!(e.path(), "a[0][1][1][4]");
+//! assert_eq!(e.to_string(), "iree.abi at byte 48 (a[0][1][1][4]): expected a dim (an integer >= 0, or null), got a string \"4\"");
+//! ```
+//!
+//! # Grammar, and where fnabi is stricter than the document
+//! A record is a primitive string (`i[0-9]+`, `f[0-9]+`, `bf16`), `null`,
+//! `"unknown"`, or an array whose first element names a compound type:
+//! `["named", key, t]`, `["ndarray", elem, rank|null, dim|null…]`,
+//! `["slist", t…]`, `["stuple", t…]`, `["sdict", [key, t]…]`,
+//! `["py_homogeneous_list", t]` and the legacy `["sdict_kwargs", [key, t]…]`
+//! (a dict of the keyword arguments, last in the argument list). The
+//! function object is `{"a": [t…], "r": [t…], "v": 1}`.
+//!
+//! The documents do not say what to do with records that are malformed in
+//! the details; fnabi rejects them, naming the JSON path and what was
+//! expected: a bit width of 0 or with a leading zero (`i08`); an `ndarray`
+//! whose dim count differs from its rank, or that lists dims after a `null`
+//! rank; a repeated `sdict` key or argument name; `named` anywhere but the
+//! root of `a`/`r`; `sdict_kwargs` anywhere but last in `a`; unknown or
+//! repeated keys of the function object, a missing `a` or `r`, and a `v`
+//! other than 1; nesting deeper than [`MAX_DEPTH`]; trailing text. JSON
+//! itself is read strictly (RFC 8259), and a lone surrogate escape, which a
+//! Rust string cannot hold, is an error.
+
+mod declaration;
+mod json;
+mod sip;
+mod tree;
+
+pub use declaration::{DeclParam, DeclType, Declaration, InvocationModel, Signedness};
+pub use sip::{raw_type_record, record_raw_type};
+pub use tree::{RecordStructure, records_to_structure, structure_to_records};
+
+use crate::scalar::DType;
+use crate::structure::{Key, StructureError};
+use json::{LexError, Next, Reader};
+use std::borrow::Cow;
+use std::fmt;
+use std::str::FromStr;
+
+/// The deepest nesting of records fnabi reads or converts (a bound on
+/// recursion; real records nest a few levels).
+pub const MAX_DEPTH: usize = 100;
+
+/// The largest integer bit width (MLIR's limit, 2^24 - 1).
+pub const MAX_BIT_WIDTH: u32 = (1 << 24) - 1;
+
+/// A primitive type name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Primitive {
+    /// `iN`: a (signless) integer of N bits.
+    Int(u32),
+    /// `fN`: an IEEE float of N bits.
+    Float(u32),
+    /// `bf16`.
+    BF16,
+}
+
+impl Primitive {
+    /// Parses `i32`, `f16`, `bf16`, … (canonical digits only).
+    pub fn parse(s: &str) -> Option<Primitive> {
+        if s == "bf16" {
+            return Some(Primitive::BF16);
+        }
+        let (kind, digits) = s.split_at_checked(1)?;
+        if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let bits: u32 = digits.parse().ok().filter(|&b| b <= MAX_BIT_WIDTH)?;
+        match kind {
+            "i" => Some(Primitive::Int(bits)),
+            "f" => Some(Primitive::Float(bits)),
+            _ => None,
+        }
+    }
+
+    /// The host element type, if there is one: `i1` is `bool`, `i8`…`i64`
+    /// the signed integers, `f16`/`f32`/`f64`/`bf16` the floats.
+    pub fn dtype(self) -> Option<DType> {
+        Some(match self {
+            Primitive::Int(1) => DType::Bool,
+            Primitive::Int(8) => DType::I8,
+            Primitive::Int(16) => DType::I16,
+            Primitive::Int(32) => DType::I32,
+            Primitive::Int(64) => DType::I64,
+            Primitive::Float(16) => DType::F16,
+            Primitive::Float(32) => DType::F32,
+            Primitive::Float(64) => DType::F64,
+            Primitive::BF16 => DType::BF16,
+            _ => return None,
+        })
+    }
+
+    /// The primitive that names a host element type (unsigned types map to
+    /// the signless integer of their width).
+    pub fn from_dtype(d: DType) -> Primitive {
+        use crate::scalar::ScalarType as S;
+        match d {
+            DType::Bool => Primitive::Int(1),
+            DType::Scalar(s) => match s {
+                S::F32 => Primitive::Float(32),
+                S::F16 => Primitive::Float(16),
+                S::F64 => Primitive::Float(64),
+                S::BF16 => Primitive::BF16,
+                S::I8 | S::U8 => Primitive::Int(8),
+                S::I16 | S::U16 => Primitive::Int(16),
+                S::I32 | S::U32 => Primitive::Int(32),
+                S::I64 | S::U64 => Primitive::Int(64),
+            },
+        }
+    }
+}
+
+impl fmt::Display for Primitive {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Primitive::Int(b) => write!(f, "i{b}"),
+            Primitive::Float(b) => write!(f, "f{b}"),
+            Primitive::BF16 => f.write_str("bf16"),
+        }
+    }
+}
+
+/// The array type of an `ndarray` record.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct NdArrayType {
+    /// The element type: a primitive (an array of numbers, a buffer view),
+    /// `unknown` (numbers of any type), or any other record (an array of
+    /// references).
+    pub element: Box<TypeRecord>,
+    /// The dims (`None` each when unknown); `None` when the rank is unknown.
+    pub dims: Option<Vec<Option<u64>>>,
+}
+
+impl NdArrayType {
+    /// An array of `element` with these dims.
+    pub fn new(element: TypeRecord, dims: Option<Vec<Option<u64>>>) -> Self {
+        NdArrayType { element: Box::new(element), dims }
+    }
+
+    /// The rank, if known.
+    pub fn rank(&self) -> Option<usize> {
+        self.dims.as_ref().map(Vec::len)
+    }
+
+    /// True when the elements are numbers (a primitive or `unknown`
+    /// element), false for an array of references.
+    pub fn is_numeric(&self) -> bool {
+        matches!(*self.element, TypeRecord::Primitive(_) | TypeRecord::Unknown)
+    }
+}
+
+/// One `iree.abi` type record.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TypeRecord {
+    /// A primitive type name (`"f32"`).
+    Primitive(Primitive),
+    /// `null`: a null reference (an empty slot).
+    Null,
+    /// `"unknown"`: an unmapped type; values pass as in dynamic mode.
+    Unknown,
+    /// `["named", key, t]`: an argument that may be passed by keyword.
+    Named(Key, Box<TypeRecord>),
+    /// `["ndarray", elem, rank, dims…]`.
+    NdArray(NdArrayType),
+    /// `["slist", t…]`: a fixed-arity list.
+    SList(Vec<TypeRecord>),
+    /// `["stuple", t…]`: a fixed-arity tuple.
+    STuple(Vec<TypeRecord>),
+    /// `["sdict", [key, t]…]`: a structure with named slots, passed as the
+    /// values in this order.
+    SDict(Vec<(Key, TypeRecord)>),
+    /// `["py_homogeneous_list", t]`: a list of any length.
+    PyHomogeneousList(Box<TypeRecord>),
+    /// `["sdict_kwargs", [key, t]…]` (legacy): the keyword arguments, as a
+    /// dict in the last argument.
+    SDictKwargs(Vec<(Key, TypeRecord)>),
+}
+
+impl TypeRecord {
+    /// A primitive record from its name (`"f32"`).
+    pub fn primitive(name: &str) -> Option<TypeRecord> {
+        Primitive::parse(name).map(TypeRecord::Primitive)
+    }
+
+    /// An `ndarray` record of a primitive element with static dims.
+    pub fn ndarray(element: Primitive, dims: &[u64]) -> TypeRecord {
+        TypeRecord::NdArray(NdArrayType::new(
+            TypeRecord::Primitive(element),
+            Some(dims.iter().map(|&d| Some(d)).collect()),
+        ))
+    }
+
+    /// Parses one record from JSON. `named` and `sdict_kwargs` are allowed
+    /// at this record's root (as in an argument list), nowhere inside.
+    pub fn parse(json: &str) -> Result<TypeRecord, ReflectionError> {
+        let mut p = Parser::new(json);
+        let r = p.record_at(Ctx::ArgRoot, 0)?;
+        p.end()?;
+        Ok(r)
+    }
+
+    /// The canonical JSON (as Python's `json.dumps` writes it).
+    pub fn to_json(&self) -> String {
+        let mut out = String::new();
+        self.write_json(&mut out);
+        out
+    }
+
+    /// Appends the canonical JSON to `out`.
+    pub fn write_json(&self, out: &mut String) {
+        use std::fmt::Write;
+        match self {
+            TypeRecord::Primitive(p) => {
+                let _ = write!(out, "\"{p}\"");
+            }
+            TypeRecord::Null => out.push_str("null"),
+            TypeRecord::Unknown => out.push_str("\"unknown\""),
+            TypeRecord::Named(k, t) => {
+                out.push_str("[\"named\", ");
+                json::write_string(out, k);
+                out.push_str(", ");
+                t.write_json(out);
+                out.push(']');
+            }
+            TypeRecord::NdArray(a) => {
+                out.push_str("[\"ndarray\", ");
+                a.element.write_json(out);
+                match &a.dims {
+                    None => out.push_str(", null"),
+                    Some(dims) => {
+                        let _ = write!(out, ", {}", dims.len());
+                        for d in dims {
+                            match d {
+                                Some(n) => {
+                                    let _ = write!(out, ", {n}");
+                                }
+                                None => out.push_str(", null"),
+                            }
+                        }
+                    }
+                }
+                out.push(']');
+            }
+            TypeRecord::SList(ts) => write_seq(out, "slist", ts),
+            TypeRecord::STuple(ts) => write_seq(out, "stuple", ts),
+            TypeRecord::SDict(es) => write_dict(out, "sdict", es),
+            TypeRecord::SDictKwargs(es) => write_dict(out, "sdict_kwargs", es),
+            TypeRecord::PyHomogeneousList(t) => {
+                out.push_str("[\"py_homogeneous_list\", ");
+                t.write_json(out);
+                out.push(']');
+            }
+        }
+    }
+
+    /// The name of the record's kind (`"ndarray"`, `"i32"`, …) for messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TypeRecord::Primitive(_) => "primitive",
+            TypeRecord::Null => "null",
+            TypeRecord::Unknown => "unknown",
+            TypeRecord::Named(..) => "named",
+            TypeRecord::NdArray(_) => "ndarray",
+            TypeRecord::SList(_) => "slist",
+            TypeRecord::STuple(_) => "stuple",
+            TypeRecord::SDict(_) => "sdict",
+            TypeRecord::PyHomogeneousList(_) => "py_homogeneous_list",
+            TypeRecord::SDictKwargs(_) => "sdict_kwargs",
+        }
+    }
+
+    /// True for the structure records (`slist`, `stuple`, `sdict`,
+    /// `sdict_kwargs`): those that IREE's runtime expands into flat
+    /// results when one alone describes a function's results.
+    pub fn is_structure(&self) -> bool {
+        matches!(self, TypeRecord::SList(_) | TypeRecord::STuple(_) | TypeRecord::SDict(_) | TypeRecord::SDictKwargs(_))
+    }
+
+    /// The record without a `named` wrapper.
+    pub fn unnamed(&self) -> &TypeRecord {
+        match self {
+            TypeRecord::Named(_, t) => t,
+            t => t,
+        }
+    }
+}
+
+fn write_seq(out: &mut String, tag: &str, ts: &[TypeRecord]) {
+    out.push_str("[\"");
+    out.push_str(tag);
+    out.push('"');
+    for t in ts {
+        out.push_str(", ");
+        t.write_json(out);
+    }
+    out.push(']');
+}
+
+fn write_dict(out: &mut String, tag: &str, es: &[(Key, TypeRecord)]) {
+    out.push_str("[\"");
+    out.push_str(tag);
+    out.push('"');
+    for (k, t) in es {
+        out.push_str(", [");
+        json::write_string(out, k);
+        out.push_str(", ");
+        t.write_json(out);
+        out.push(']');
+    }
+    out.push(']');
+}
+
+/// A dict key or name in the readable form: bare when it is an identifier,
+/// JSON-quoted otherwise.
+pub(crate) fn write_key(f: &mut fmt::Formatter<'_>, k: &str) -> fmt::Result {
+    let ident = k.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if ident {
+        f.write_str(k)
+    } else {
+        let mut s = String::new();
+        json::write_string(&mut s, k);
+        f.write_str(&s)
+    }
+}
+
+impl fmt::Display for TypeRecord {
+    /// The readable form: `f32[1x4]` (`?` for an unknown dim, `f32[*]` for
+    /// an unknown rank), `[a, b]` for `slist`, `(a, b)` for `stuple`,
+    /// `{x: a, y: b}` for `sdict`, `list[t]` for `py_homogeneous_list`,
+    /// `**{x: a}` for `sdict_kwargs`, `alpha: f32` for `named`,
+    /// `ndarray<t>[2x3]` for an array of references, `null`, `unknown`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn list(f: &mut fmt::Formatter<'_>, ts: &[TypeRecord]) -> fmt::Result {
+            for (i, t) in ts.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                t.fmt(f)?;
+            }
+            Ok(())
+        }
+        fn dict(f: &mut fmt::Formatter<'_>, es: &[(Key, TypeRecord)]) -> fmt::Result {
+            f.write_str("{")?;
+            for (i, (k, t)) in es.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write_key(f, k)?;
+                write!(f, ": {t}")?;
+            }
+            f.write_str("}")
+        }
+        match self {
+            TypeRecord::Primitive(p) => p.fmt(f),
+            TypeRecord::Null => f.write_str("null"),
+            TypeRecord::Unknown => f.write_str("unknown"),
+            TypeRecord::Named(k, t) => {
+                write_key(f, k)?;
+                write!(f, ": {t}")
+            }
+            TypeRecord::NdArray(a) => {
+                if a.is_numeric() {
+                    a.element.fmt(f)?;
+                } else {
+                    write!(f, "ndarray<{}>", a.element)?;
+                }
+                f.write_str("[")?;
+                match &a.dims {
+                    None => f.write_str("*")?,
+                    Some(dims) => {
+                        for (i, d) in dims.iter().enumerate() {
+                            if i > 0 {
+                                f.write_str("x")?;
+                            }
+                            match d {
+                                Some(n) => write!(f, "{n}")?,
+                                None => f.write_str("?")?,
+                            }
+                        }
+                    }
+                }
+                f.write_str("]")
+            }
+            TypeRecord::SList(ts) => {
+                f.write_str("[")?;
+                list(f, ts)?;
+                f.write_str("]")
+            }
+            TypeRecord::STuple(ts) => {
+                f.write_str("(")?;
+                list(f, ts)?;
+                f.write_str(if ts.len() == 1 { ",)" } else { ")" })
+            }
+            TypeRecord::SDict(es) => dict(f, es),
+            TypeRecord::SDictKwargs(es) => {
+                f.write_str("**")?;
+                dict(f, es)
+            }
+            TypeRecord::PyHomogeneousList(t) => write!(f, "list[{t}]"),
+        }
+    }
+}
+
+impl FromStr for TypeRecord {
+    type Err = ReflectionError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        TypeRecord::parse(s)
+    }
+}
+
+/// The `iree.abi` reflection of one function: argument records `a`, result
+/// records `r`, and the version `v` (1, or absent).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FunctionReflection {
+    /// Argument records.
+    pub a: Vec<TypeRecord>,
+    /// Result records.
+    pub r: Vec<TypeRecord>,
+    /// The version, when given (only 1 is defined).
+    pub v: Option<u64>,
+}
+
+impl FunctionReflection {
+    /// Parses the JSON object (see the [module docs](self) for the grammar
+    /// and what is rejected).
+    pub fn parse(json: &str) -> Result<FunctionReflection, ReflectionError> {
+        let mut p = Parser::new(json);
+        let f = p.function()?;
+        p.end()?;
+        Ok(f)
+    }
+
+    /// The canonical JSON: `{"a": [...], "r": [...], "v": 1}` with the
+    /// separators of Python's `json.dumps` (`v` only when present).
+    pub fn to_json(&self) -> String {
+        let mut out = String::with_capacity(64);
+        out.push_str("{\"a\": [");
+        for (i, t) in self.a.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            t.write_json(&mut out);
+        }
+        out.push_str("], \"r\": [");
+        for (i, t) in self.r.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            t.write_json(&mut out);
+        }
+        out.push(']');
+        if let Some(v) = self.v {
+            use std::fmt::Write;
+            let _ = write!(out, ", \"v\": {v}");
+        }
+        out.push('}');
+        out
+    }
+
+    /// The keyword name of each argument (`named` records).
+    pub fn arg_names(&self) -> impl Iterator<Item = Option<&Key>> {
+        self.a.iter().map(|t| if let TypeRecord::Named(k, _) = t { Some(k) } else { None })
+    }
+
+    /// The arguments' structure (see [`records_to_structure`]).
+    pub fn arg_structure(&self) -> Result<RecordStructure<'_>, StructureError> {
+        records_to_structure(&self.a)
+    }
+
+    /// The results' structure (see [`records_to_structure`]).
+    pub fn result_structure(&self) -> Result<RecordStructure<'_>, StructureError> {
+        records_to_structure(&self.r)
+    }
+}
+
+impl fmt::Display for FunctionReflection {
+    /// `(args) -> (results)` in the readable record form.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn list(f: &mut fmt::Formatter<'_>, ts: &[TypeRecord]) -> fmt::Result {
+            f.write_str("(")?;
+            for (i, t) in ts.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                t.fmt(f)?;
+            }
+            f.write_str(")")
+        }
+        list(f, &self.a)?;
+        f.write_str(" -> ")?;
+        list(f, &self.r)
+    }
+}
+
+impl FromStr for FunctionReflection {
+    type Err = ReflectionError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        FunctionReflection::parse(s)
+    }
+}
+
+// ---- errors ----------------------------------------------------------------
+
+/// Why an `iree.abi` record failed to parse: where (byte offset and JSON
+/// path, such as `a[0][2][1]`) and what was expected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReflectionError {
+    offset: usize,
+    path: String,
+    kind: ReflectionErrorKind,
+}
+
+/// What went wrong in an `iree.abi` record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReflectionErrorKind {
+    /// Not JSON (a lexical or punctuation error).
+    Syntax(Cow<'static, str>),
+    /// Valid JSON that does not follow the record grammar.
+    Expected {
+        /// What the grammar allows here.
+        expected: Cow<'static, str>,
+        /// What was found.
+        got: String,
+    },
+    /// A key or name given twice.
+    Duplicate(String),
+    /// Nesting deeper than [`MAX_DEPTH`].
+    TooDeep,
+}
+
+impl ReflectionError {
+    /// Byte offset in the JSON text.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// The JSON path of the offending value (`a[0][2][1]`; empty at the root).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ReflectionErrorKind {
+        &self.kind
+    }
+}
+
+impl fmt::Display for ReflectionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "iree.abi at byte {}", self.offset)?;
+        if !self.path.is_empty() {
+            write!(f, " ({})", self.path)?;
+        }
+        f.write_str(": ")?;
+        match &self.kind {
+            ReflectionErrorKind::Syntax(m) => write!(f, "invalid JSON: {m}"),
+            ReflectionErrorKind::Expected { expected, got } => write!(f, "expected {expected}, got {got}"),
+            ReflectionErrorKind::Duplicate(k) => write!(f, "{k:?} is given twice"),
+            ReflectionErrorKind::TooDeep => write!(f, "records nest deeper than {MAX_DEPTH} levels"),
+        }
+    }
+}
+
+impl std::error::Error for ReflectionError {}
+
+// ---- parser ----------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug)]
+enum Seg {
+    Key(&'static str),
+    Index(usize),
+}
+
+/// Where a record stands, for the placement rules of `named` and
+/// `sdict_kwargs`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ctx {
+    /// Directly in `a` (or a lone record): `named` and `sdict_kwargs` allowed.
+    ArgRoot,
+    /// Directly in `r`: `named` allowed.
+    ResultRoot,
+    /// Anywhere inside another record.
+    Nested,
+}
+
+struct Parser<'a> {
+    r: Reader<'a>,
+    path: Vec<Seg>,
+}
+
+const RECORD: &str = "a type record (a primitive such as \"f32\", \"unknown\", null, or an array)";
+
+impl<'a> Parser<'a> {
+    fn new(s: &'a str) -> Self {
+        Parser { r: Reader::new(s), path: Vec::with_capacity(8) }
+    }
+
+    fn path_string(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        for seg in &self.path {
+            match seg {
+                Seg::Key(k) if s.is_empty() => s.push_str(k),
+                Seg::Key(k) => {
+                    let _ = write!(s, ".{k}");
+                }
+                Seg::Index(i) => {
+                    let _ = write!(s, "[{i}]");
+                }
+            }
+        }
+        s
+    }
+
+    fn error(&self, offset: usize, kind: ReflectionErrorKind) -> ReflectionError {
+        ReflectionError { offset, path: self.path_string(), kind }
+    }
+
+    fn lex(&self, e: LexError) -> ReflectionError {
+        self.error(e.offset, ReflectionErrorKind::Syntax(e.message))
+    }
+
+    /// An "expected X, got <next token>" error at the next token.
+    fn expected(&mut self, what: impl Into<Cow<'static, str>>) -> ReflectionError {
+        self.r.ws();
+        let got = self.r.describe_next();
+        self.error(self.r.offset(), ReflectionErrorKind::Expected { expected: what.into(), got })
+    }
+
+    fn punct(&mut self, c: u8, what: &'static str) -> Result<(), ReflectionError> {
+        if self.r.eat(c) {
+            return Ok(());
+        }
+        self.r.ws();
+        let got = self.r.describe_next();
+        Err(self.error(self.r.offset(), ReflectionErrorKind::Syntax(format!("expected {what}, got {got}").into())))
+    }
+
+    /// After an array item: `,` (true, another item follows) or `]` (false).
+    fn more(&mut self) -> Result<bool, ReflectionError> {
+        if self.r.eat(b',') {
+            Ok(true)
+        } else if self.r.eat(b']') {
+            Ok(false)
+        } else {
+            let got = self.r.describe_next();
+            Err(self
+                .error(self.r.offset(), ReflectionErrorKind::Syntax(format!("expected `,` or `]`, got {got}").into())))
+        }
+    }
+
+    fn end(&mut self) -> Result<(), ReflectionError> {
+        self.r.ws();
+        if self.r.peek() == Next::End {
+            Ok(())
+        } else {
+            let got = self.r.describe_next();
+            Err(self
+                .error(self.r.offset(), ReflectionErrorKind::Syntax(format!("unexpected {got} after the end").into())))
+        }
+    }
+
+    fn string(&mut self, what: &'static str) -> Result<Cow<'a, str>, ReflectionError> {
+        if self.r.peek() != Next::String {
+            return Err(self.expected(what));
+        }
+        self.r.string().map_err(|e| self.lex(e))
+    }
+
+    /// A non-negative integer, or `None` for `null` when allowed.
+    fn uint(&mut self, what: &'static str, null_ok: bool) -> Result<Option<u64>, ReflectionError> {
+        match self.r.peek() {
+            Next::Null if null_ok => {
+                self.r.literal("null").map_err(|e| self.lex(e))?;
+                Ok(None)
+            }
+            Next::Number => {
+                let at = self.r.offset();
+                let text = self.r.number().map_err(|e| self.lex(e))?;
+                match text.parse::<u64>() {
+                    Ok(n) if !text.starts_with('-') => Ok(Some(n)),
+                    _ => Err(self.error(
+                        at,
+                        ReflectionErrorKind::Expected { expected: what.into(), got: format!("number {text}") },
+                    )),
+                }
+            }
+            _ => Err(self.expected(what)),
+        }
+    }
+
+    fn function(&mut self) -> Result<FunctionReflection, ReflectionError> {
+        if !self.r.eat(b'{') {
+            return Err(self.expected("a JSON object {\"a\": [...], \"r\": [...]}"));
+        }
+        let mut f = FunctionReflection::default();
+        let (mut have_a, mut have_r) = (false, false);
+        if !self.r.eat(b'}') {
+            loop {
+                let at = {
+                    self.r.ws();
+                    self.r.offset()
+                };
+                let key = self.string("a key (\"a\", \"r\" or \"v\")")?;
+                self.punct(b':', "`:`")?;
+                let seen = match &*key {
+                    "a" => std::mem::replace(&mut have_a, true),
+                    "r" => std::mem::replace(&mut have_r, true),
+                    "v" => f.v.is_some(),
+                    other => {
+                        return Err(self.error(
+                            at,
+                            ReflectionErrorKind::Expected {
+                                expected: "a key \"a\", \"r\" or \"v\"".into(),
+                                got: format!("key {other:?}"),
+                            },
+                        ));
+                    }
+                };
+                if seen {
+                    return Err(self.error(at, ReflectionErrorKind::Duplicate(key.into_owned())));
+                }
+                match &*key {
+                    "a" => {
+                        self.path.push(Seg::Key("a"));
+                        f.a = self.record_list(Ctx::ArgRoot)?;
+                        self.path.pop();
+                    }
+                    "r" => {
+                        self.path.push(Seg::Key("r"));
+                        f.r = self.record_list(Ctx::ResultRoot)?;
+                        self.path.pop();
+                    }
+                    _ => {
+                        self.path.push(Seg::Key("v"));
+                        self.r.ws();
+                        let at = self.r.offset();
+                        let v = self.uint("version 1", false)?.unwrap_or_default();
+                        if v != 1 {
+                            return Err(self.error(
+                                at,
+                                ReflectionErrorKind::Expected { expected: "version 1".into(), got: format!("{v}") },
+                            ));
+                        }
+                        f.v = Some(v);
+                        self.path.pop();
+                    }
+                }
+                if self.r.eat(b',') {
+                    continue;
+                }
+                self.punct(b'}', "`,` or `}`")?;
+                break;
+            }
+        }
+        if !have_a || !have_r {
+            let missing = if !have_a { "a" } else { "r" };
+            return Err(self.error(
+                0,
+                ReflectionErrorKind::Expected { expected: format!("a key {missing:?}").into(), got: "none".into() },
+            ));
+        }
+        Ok(f)
+    }
+
+    fn record_list(&mut self, ctx: Ctx) -> Result<Vec<TypeRecord>, ReflectionError> {
+        if !self.r.eat(b'[') {
+            return Err(self.expected("an array of type records"));
+        }
+        let mut out = Vec::new();
+        let mut names: Vec<Key> = Vec::new();
+        if self.r.eat(b']') {
+            return Ok(out);
+        }
+        loop {
+            self.path.push(Seg::Index(out.len()));
+            self.r.ws();
+            let at = self.r.offset();
+            let t = self.record_at(ctx, 0)?;
+            if let TypeRecord::Named(k, _) = &t {
+                if names.contains(k) {
+                    return Err(self.error(at, ReflectionErrorKind::Duplicate(k.to_string())));
+                }
+                names.push(k.clone());
+            }
+            let is_kwargs = matches!(t, TypeRecord::SDictKwargs(_));
+            let more = self.more()?;
+            if more && is_kwargs {
+                return Err(self.error(
+                    at,
+                    ReflectionErrorKind::Expected {
+                        expected: "sdict_kwargs only as the last argument".into(),
+                        got: "another argument after it".into(),
+                    },
+                ));
+            }
+            self.path.pop();
+            out.push(t);
+            if !more {
+                return Ok(out);
+            }
+        }
+    }
+
+    fn record_at(&mut self, ctx: Ctx, depth: usize) -> Result<TypeRecord, ReflectionError> {
+        self.r.ws();
+        let at = self.r.offset();
+        if depth >= MAX_DEPTH {
+            return Err(self.error(at, ReflectionErrorKind::TooDeep));
+        }
+        match self.r.peek() {
+            Next::Null => {
+                self.r.literal("null").map_err(|e| self.lex(e))?;
+                Ok(TypeRecord::Null)
+            }
+            Next::String => {
+                let s = self.r.string().map_err(|e| self.lex(e))?;
+                if s == "unknown" {
+                    return Ok(TypeRecord::Unknown);
+                }
+                match Primitive::parse(&s) {
+                    Some(p) => Ok(TypeRecord::Primitive(p)),
+                    None => Err(self.error(
+                        at,
+                        ReflectionErrorKind::Expected {
+                            expected: "a primitive type (i[0-9]+, f[0-9]+, bf16) or \"unknown\"".into(),
+                            got: format!("{:?}", &*s),
+                        },
+                    )),
+                }
+            }
+            Next::Array => {
+                self.r.eat(b'[');
+                self.path.push(Seg::Index(0));
+                let tag = self.string("a type identifier (\"ndarray\", \"slist\", …)")?;
+                self.path.pop();
+                let r = self.compound(&tag, at, ctx, depth)?;
+                Ok(r)
+            }
+            _ => Err(self.expected(RECORD)),
+        }
+    }
+
+    /// The fields of a compound record after its tag, through the closing `]`.
+    fn compound(&mut self, tag: &str, at: usize, ctx: Ctx, depth: usize) -> Result<TypeRecord, ReflectionError> {
+        match tag {
+            "named" => {
+                if ctx == Ctx::Nested {
+                    return Err(self.error(
+                        at,
+                        ReflectionErrorKind::Expected {
+                            expected: "a record (`named` only in the root argument or result list)".into(),
+                            got: "a named record".into(),
+                        },
+                    ));
+                }
+                self.punct(b',', "`,` and the name")?;
+                self.path.push(Seg::Index(1));
+                let key = self.string("a name (a string)")?;
+                self.path.pop();
+                self.punct(b',', "`,` and the slot type")?;
+                self.path.push(Seg::Index(2));
+                let t = self.record_at(Ctx::Nested, depth + 1)?;
+                self.path.pop();
+                self.punct(b']', "`]` after the slot type of `named`")?;
+                Ok(TypeRecord::Named(Key::from(&*key), Box::new(t)))
+            }
+            "ndarray" => {
+                self.punct(b',', "`,` and the element type")?;
+                self.path.push(Seg::Index(1));
+                let element = self.record_at(Ctx::Nested, depth + 1)?;
+                self.path.pop();
+                self.punct(b',', "`,` and the rank")?;
+                self.path.push(Seg::Index(2));
+                let rank = self.uint("a rank (an integer >= 0, or null)", true)?;
+                self.path.pop();
+                let mut dims = Vec::new();
+                let mut i = 3;
+                while self.r.eat(b',') {
+                    self.path.push(Seg::Index(i));
+                    self.r.ws();
+                    let dim_at = self.r.offset();
+                    let d = self.uint("a dim (an integer >= 0, or null)", true)?;
+                    if rank.is_none_or(|r| dims.len() as u64 >= r) {
+                        return Err(self.error(
+                            dim_at,
+                            ReflectionErrorKind::Expected {
+                                expected: match rank {
+                                    None => "no dims after a null (unknown) rank".into(),
+                                    Some(r) => format!("`]` after {r} dim(s)").into(),
+                                },
+                                got: format!("dim {}", d.map_or("null".into(), |d| d.to_string())),
+                            },
+                        ));
+                    }
+                    dims.push(d);
+                    self.path.pop();
+                    i += 1;
+                }
+                if let Some(r) = rank
+                    && (dims.len() as u64) < r
+                {
+                    return Err(self.expected(format!("{r} dim(s) for rank {r} (found {})", dims.len())));
+                }
+                self.punct(b']', "`]`")?;
+                Ok(TypeRecord::NdArray(NdArrayType { element: Box::new(element), dims: rank.map(|_| dims) }))
+            }
+            "slist" | "stuple" => {
+                let mut ts = Vec::new();
+                while self.more()? {
+                    self.path.push(Seg::Index(ts.len() + 1));
+                    ts.push(self.record_at(Ctx::Nested, depth + 1)?);
+                    self.path.pop();
+                }
+                Ok(if tag == "slist" { TypeRecord::SList(ts) } else { TypeRecord::STuple(ts) })
+            }
+            "sdict" | "sdict_kwargs" => {
+                if tag == "sdict_kwargs" && ctx != Ctx::ArgRoot {
+                    return Err(self.error(
+                        at,
+                        ReflectionErrorKind::Expected {
+                            expected: "a record (`sdict_kwargs` only as the last argument)".into(),
+                            got: "an sdict_kwargs record".into(),
+                        },
+                    ));
+                }
+                let mut es: Vec<(Key, TypeRecord)> = Vec::new();
+                while self.more()? {
+                    self.path.push(Seg::Index(es.len() + 1));
+                    if !self.r.eat(b'[') {
+                        return Err(self.expected("a slot [\"key\", type]"));
+                    }
+                    self.path.push(Seg::Index(0));
+                    self.r.ws();
+                    let key_at = self.r.offset();
+                    let key = self.string("a slot key (a string)")?;
+                    if es.iter().any(|(k, _)| **k == *key) {
+                        return Err(self.error(key_at, ReflectionErrorKind::Duplicate(key.into_owned())));
+                    }
+                    self.path.pop();
+                    self.punct(b',', "`,` and the slot type")?;
+                    self.path.push(Seg::Index(1));
+                    let t = self.record_at(Ctx::Nested, depth + 1)?;
+                    self.path.pop();
+                    self.punct(b']', "`]` closing the slot")?;
+                    self.path.pop();
+                    es.push((Key::from(&*key), t));
+                }
+                Ok(if tag == "sdict" { TypeRecord::SDict(es) } else { TypeRecord::SDictKwargs(es) })
+            }
+            "py_homogeneous_list" => {
+                self.punct(b',', "`,` and the element type")?;
+                self.path.push(Seg::Index(1));
+                let t = self.record_at(Ctx::Nested, depth + 1)?;
+                self.path.pop();
+                self.punct(b']', "`]` after the element type of `py_homogeneous_list`")?;
+                Ok(TypeRecord::PyHomogeneousList(Box::new(t)))
+            }
+            other => Err(self.error(
+                at,
+                ReflectionErrorKind::Expected {
+                    expected:
+                        "a type identifier (named, ndarray, slist, stuple, sdict, py_homogeneous_list, sdict_kwargs)"
+                            .into(),
+                    got: format!("{other:?}"),
+                },
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,353 @@
+//! Element types: [`ScalarType`], the 12 codes of the function ABI documents
+//! (`AbiConstants::ScalarType`), [`DType`], the element type of a host array
+//! (those 12 plus `bool`), and [`Element`], the Rust types behind them
+//! (`half` for float16/bfloat16).
+
+use crate::error::{ParseError, ParseErrorKind};
+use std::fmt;
+use std::str::FromStr;
+
+/// A scalar type code of the raw function ABI (`t` field, codes 0–11).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[repr(u8)]
+pub enum ScalarType {
+    /// IEEE float32 (code 0, the default).
+    #[default]
+    F32 = 0,
+    /// IEEE float16 (code 1).
+    F16 = 1,
+    /// IEEE float64 (code 2).
+    F64 = 2,
+    /// Google bfloat16 (code 3).
+    BF16 = 3,
+    /// Signed int8 (code 4).
+    I8 = 4,
+    /// Signed int16 (code 5).
+    I16 = 5,
+    /// Signed int32 (code 6).
+    I32 = 6,
+    /// Signed int64 (code 7).
+    I64 = 7,
+    /// Unsigned int8 (code 8).
+    U8 = 8,
+    /// Unsigned int16 (code 9).
+    U16 = 9,
+    /// Unsigned int32 (code 10).
+    U32 = 10,
+    /// Unsigned int64 (code 11).
+    U64 = 11,
+}
+
+impl ScalarType {
+    /// All 12 types in code order.
+    pub const ALL: [ScalarType; 12] = [
+        ScalarType::F32,
+        ScalarType::F16,
+        ScalarType::F64,
+        ScalarType::BF16,
+        ScalarType::I8,
+        ScalarType::I16,
+        ScalarType::I32,
+        ScalarType::I64,
+        ScalarType::U8,
+        ScalarType::U16,
+        ScalarType::U32,
+        ScalarType::U64,
+    ];
+
+    const NAMES: [&'static str; 12] = [
+        "float32", "float16", "float64", "bfloat16", "sint8", "sint16", "sint32", "sint64", "uint8", "uint16",
+        "uint32", "uint64",
+    ];
+    const SHORT: [&'static str; 12] =
+        ["f32", "f16", "f64", "bf16", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"];
+    const SIZES: [usize; 12] = [4, 2, 8, 2, 1, 2, 4, 8, 1, 2, 4, 8];
+
+    /// The ABI code (0–11).
+    #[inline]
+    pub const fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// The type of an ABI code; `None` outside 0–11.
+    ///
+    /// ```
+    /// use fnabi_abi::ScalarType;
+    /// assert_eq!(ScalarType::from_code(11), Some(ScalarType::U64));
+    /// assert_eq!(ScalarType::from_code(12), None);
+    /// ```
+    #[inline]
+    pub const fn from_code(code: i64) -> Option<ScalarType> {
+        if code < 0 || code > 11 {
+            return None;
+        }
+        Some(Self::ALL[code as usize])
+    }
+
+    /// Size of one element in bytes.
+    #[inline]
+    pub const fn size(self) -> usize {
+        Self::SIZES[self as usize]
+    }
+
+    /// The reference name used in human-readable signatures (`float32`, `sint8`, …).
+    #[inline]
+    pub const fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    /// The short name (`f32`, `i8`, `bf16`, `u64`, …), as in MLIR/IREE text.
+    #[inline]
+    pub const fn short_name(self) -> &'static str {
+        Self::SHORT[self as usize]
+    }
+
+    /// True for the floating point types.
+    #[inline]
+    pub const fn is_float(self) -> bool {
+        matches!(self, ScalarType::F32 | ScalarType::F16 | ScalarType::F64 | ScalarType::BF16)
+    }
+
+    /// True for the signed integer types.
+    pub const fn is_signed_int(self) -> bool {
+        matches!(self, ScalarType::I8 | ScalarType::I16 | ScalarType::I32 | ScalarType::I64)
+    }
+
+    /// True for the unsigned integer types.
+    pub const fn is_unsigned_int(self) -> bool {
+        matches!(self, ScalarType::U8 | ScalarType::U16 | ScalarType::U32 | ScalarType::U64)
+    }
+
+    /// Looks up a reference name or a short name.
+    pub fn from_name(name: &str) -> Option<ScalarType> {
+        let i = Self::NAMES.iter().position(|n| *n == name).or_else(|| Self::SHORT.iter().position(|n| *n == name))?;
+        Some(Self::ALL[i])
+    }
+}
+
+impl fmt::Display for ScalarType {
+    /// The reference name (`float32`); `{:#}` gives the short name (`f32`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if f.alternate() { self.short_name() } else { self.name() })
+    }
+}
+
+impl FromStr for ScalarType {
+    type Err = ParseError;
+
+    /// Accepts reference names and short names.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ScalarType::from_name(s).ok_or_else(|| ParseError::new(0, ParseErrorKind::UnknownName(s.to_owned())))
+    }
+}
+
+/// The element type of a host array: one of the 12 ABI scalar types, or `bool`
+/// (one byte, 0 or 1; MLIR's `i1`), which the raw ABI cannot name.
+///
+/// The associated constants make matching read naturally:
+/// ```
+/// use fnabi_abi::{DType, ScalarType};
+/// let t: DType = ScalarType::F16.into();
+/// assert!(matches!(t, DType::F16));
+/// assert_eq!(DType::BOOL.size(), 1);
+/// assert_eq!("bf16".parse::<DType>().unwrap(), DType::BF16);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DType {
+    /// One of the ABI's scalar types.
+    Scalar(ScalarType),
+    /// Boolean, stored as one byte.
+    Bool,
+}
+
+#[allow(missing_docs)]
+impl DType {
+    pub const F32: DType = DType::Scalar(ScalarType::F32);
+    pub const F16: DType = DType::Scalar(ScalarType::F16);
+    pub const F64: DType = DType::Scalar(ScalarType::F64);
+    pub const BF16: DType = DType::Scalar(ScalarType::BF16);
+    pub const I8: DType = DType::Scalar(ScalarType::I8);
+    pub const I16: DType = DType::Scalar(ScalarType::I16);
+    pub const I32: DType = DType::Scalar(ScalarType::I32);
+    pub const I64: DType = DType::Scalar(ScalarType::I64);
+    pub const U8: DType = DType::Scalar(ScalarType::U8);
+    pub const U16: DType = DType::Scalar(ScalarType::U16);
+    pub const U32: DType = DType::Scalar(ScalarType::U32);
+    pub const U64: DType = DType::Scalar(ScalarType::U64);
+    pub const BOOL: DType = DType::Bool;
+}
+
+impl DType {
+    /// All 13 element types: the ABI codes in order, then `bool`.
+    pub const ALL: [DType; 13] = [
+        DType::F32,
+        DType::F16,
+        DType::F64,
+        DType::BF16,
+        DType::I8,
+        DType::I16,
+        DType::I32,
+        DType::I64,
+        DType::U8,
+        DType::U16,
+        DType::U32,
+        DType::U64,
+        DType::Bool,
+    ];
+
+    /// Size of one element in bytes.
+    #[inline]
+    pub const fn size(self) -> usize {
+        match self {
+            DType::Scalar(s) => s.size(),
+            DType::Bool => 1,
+        }
+    }
+
+    /// The ABI scalar type, `None` for `bool`.
+    #[inline]
+    pub const fn scalar_type(self) -> Option<ScalarType> {
+        match self {
+            DType::Scalar(s) => Some(s),
+            DType::Bool => None,
+        }
+    }
+
+    /// The short name (`f32`, …, `bool`).
+    #[inline]
+    pub const fn short_name(self) -> &'static str {
+        match self {
+            DType::Scalar(s) => s.short_name(),
+            DType::Bool => "bool",
+        }
+    }
+
+    /// The reference name (`float32`, …, `bool`).
+    #[inline]
+    pub const fn name(self) -> &'static str {
+        match self {
+            DType::Scalar(s) => s.name(),
+            DType::Bool => "bool",
+        }
+    }
+
+    /// True for floating point types.
+    #[inline]
+    pub const fn is_float(self) -> bool {
+        match self {
+            DType::Scalar(s) => s.is_float(),
+            DType::Bool => false,
+        }
+    }
+
+    /// Looks up a name: reference, short, `bool`, or MLIR's `i1`.
+    pub fn from_name(name: &str) -> Option<DType> {
+        match name {
+            "bool" | "i1" => Some(DType::Bool),
+            _ => ScalarType::from_name(name).map(DType::Scalar),
+        }
+    }
+}
+
+impl From<ScalarType> for DType {
+    fn from(s: ScalarType) -> Self {
+        DType::Scalar(s)
+    }
+}
+
+impl fmt::Display for DType {
+    /// The short name (`f32`, `bool`), the form used in array text.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.short_name())
+    }
+}
+
+impl FromStr for DType {
+    type Err = ParseError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        DType::from_name(s).ok_or_else(|| ParseError::new(0, ParseErrorKind::UnknownName(s.to_owned())))
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A Rust type that is the element of a [`DType`]: `f32`, `half::f16`, `f64`,
+/// `half::bf16`, `i8`…`i64`, `u8`…`u64`, `bool`.
+///
+/// Every bit pattern of these types' size is a valid value except for `bool`,
+/// which code that reads foreign memory as `bool` must check (0 or 1).
+pub trait Element: Copy + Send + Sync + PartialEq + fmt::Debug + 'static + sealed::Sealed {
+    /// The element type.
+    const DTYPE: DType;
+}
+
+macro_rules! element {
+    ($($t:ty => $d:ident),* $(,)?) => {
+        $(
+            impl sealed::Sealed for $t {}
+            impl Element for $t {
+                const DTYPE: DType = DType::$d;
+            }
+        )*
+    };
+}
+
+element! {
+    f32 => F32, half::f16 => F16, f64 => F64, half::bf16 => BF16,
+    i8 => I8, i16 => I16, i32 => I32, i64 => I64,
+    u8 => U8, u16 => U16, u32 => U32, u64 => U64,
+    bool => BOOL,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_sizes_names() {
+        let names: Vec<_> = ScalarType::ALL.iter().map(|s| s.name()).collect();
+        assert_eq!(
+            names.join(" "),
+            "float32 float16 float64 bfloat16 sint8 sint16 sint32 sint64 uint8 uint16 uint32 uint64"
+        );
+        let short: Vec<_> = ScalarType::ALL.iter().map(|s| s.short_name()).collect();
+        assert_eq!(short.join(" "), "f32 f16 f64 bf16 i8 i16 i32 i64 u8 u16 u32 u64");
+        let sizes: Vec<_> = ScalarType::ALL.iter().map(|s| s.size()).collect();
+        assert_eq!(sizes, [4, 2, 8, 2, 1, 2, 4, 8, 1, 2, 4, 8]);
+        for (i, s) in ScalarType::ALL.iter().enumerate() {
+            assert_eq!(s.code() as usize, i);
+            assert_eq!(ScalarType::from_code(i as i64), Some(*s));
+            assert_eq!(s.name().parse::<ScalarType>().unwrap(), *s);
+            assert_eq!(s.short_name().parse::<ScalarType>().unwrap(), *s);
+            assert_eq!(format!("{s:#}"), s.short_name());
+        }
+        assert_eq!(ScalarType::from_code(-1), None);
+        assert!("float".parse::<ScalarType>().is_err());
+        assert_eq!(ScalarType::default(), ScalarType::F32);
+    }
+
+    #[test]
+    fn element_sizes_match() {
+        fn check<T: Element>() {
+            assert_eq!(std::mem::size_of::<T>(), T::DTYPE.size(), "{:?}", T::DTYPE);
+        }
+        check::<f32>();
+        check::<half::f16>();
+        check::<f64>();
+        check::<half::bf16>();
+        check::<i8>();
+        check::<i16>();
+        check::<i32>();
+        check::<i64>();
+        check::<u8>();
+        check::<u16>();
+        check::<u32>();
+        check::<u64>();
+        check::<bool>();
+        assert_eq!(DType::from_name("i1"), Some(DType::Bool));
+        assert_eq!(DType::ALL.len(), 13);
+    }
+}

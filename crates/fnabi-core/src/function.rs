@@ -1,0 +1,169 @@
+//! [`Function`]: one compiled function, whatever runs it, called with host
+//! values. A [`Backend`] (MLIR native code in the `fnabi-mlir` crate, the
+//! IREE runtime in the `fnabi-iree` crate) binds positional and keyword
+//! arguments to the function's input structure, marshals them to its flat
+//! calling convention, calls it, and rebuilds the results as a host
+//! [`Value`].
+//!
+//! Results: a function whose results are described by a structure (a `sip`
+//! signature, `iree.abi` records) returns that structure; otherwise zero
+//! results are `None`, one result is the value itself and several are a
+//! tuple.
+//!
+//! The MLIR backend (`fnabi_mlir::MlirModule::function`) and the IREE
+//! backend (`fnabi_iree::IreeModule::function`) hand out `Function`s; the
+//! README and those crates show calls.
+
+use crate::error::Error;
+use crate::value::{Dict, Value};
+use std::fmt;
+use std::sync::Arc;
+
+/// What runs a [`Function`]: implemented by each backend.
+///
+/// `call` receives the caller's arguments unbound: the backend binds them
+/// (by position and keyword, with arity errors), checks every value against
+/// the function's types before native code runs, calls, and returns owned
+/// results.
+pub trait Backend: Send + Sync {
+    /// The function's name.
+    fn name(&self) -> &str;
+
+    /// A one-line, human-readable signature (for messages and the CLI).
+    fn describe(&self) -> String;
+
+    /// Calls the function once.
+    fn call(&self, args: Vec<Value<'_>>, kwargs: Dict<'_>) -> Result<Value<'static>, Error>;
+
+    /// A call state that keeps its scratch memory (argument lists,
+    /// descriptors, arenas) between calls, for hot loops. Calls through
+    /// different prepared states may run on different threads at once.
+    fn prepare(&self) -> Box<dyn PreparedBackend + '_>;
+}
+
+/// A prepared call of a [`Backend`] (see [`Backend::prepare`]).
+pub trait PreparedBackend: Send {
+    /// Calls the function, reusing this state's scratch memory.
+    fn call(&mut self, args: Vec<Value<'_>>, kwargs: Dict<'_>) -> Result<Value<'static>, Error>;
+
+    /// Calls the function with inputs already shaped as its input
+    /// structure: the tuple of positional arguments, or the dict a dict
+    /// root binds (what [`crate::Structure::bind`] returns). Skips binding,
+    /// so this is the fastest path for repeated calls.
+    fn call_bound(&mut self, inputs: &Value<'_>) -> Result<Value<'static>, Error>;
+}
+
+/// A compiled function with its ABI, callable with host values.
+///
+/// Cheap to clone (shared); `Send + Sync`: calls from several threads run
+/// at once, each with its own scratch memory.
+#[derive(Clone)]
+pub struct Function {
+    backend: Arc<dyn Backend>,
+}
+
+impl Function {
+    /// A function run by `backend`.
+    pub fn new(backend: impl Backend + 'static) -> Function {
+        Function { backend: Arc::new(backend) }
+    }
+
+    /// The function's name.
+    pub fn name(&self) -> &str {
+        self.backend.name()
+    }
+
+    /// A one-line, human-readable signature.
+    pub fn describe(&self) -> String {
+        self.backend.describe()
+    }
+
+    /// Calls with positional arguments.
+    pub fn call<'a>(&self, args: impl IntoIterator<Item = Value<'a>>) -> Result<Value<'static>, Error> {
+        self.backend.call(args.into_iter().collect(), Dict::new())
+    }
+
+    /// Calls with positional and keyword arguments.
+    pub fn call_kw<'a>(&self, args: Vec<Value<'a>>, kwargs: Dict<'a>) -> Result<Value<'static>, Error> {
+        self.backend.call(args, kwargs)
+    }
+
+    /// Calls with the arguments that a single host value stands for: a
+    /// list or tuple is the positional arguments, a dict the keyword
+    /// arguments, anything else the one positional argument. This is how
+    /// `fnabi run --inputs FILE.json` reads a JSON file.
+    pub fn call_value<'a>(&self, inputs: Value<'a>) -> Result<Value<'static>, Error> {
+        let (args, kwargs) = split_arguments(inputs);
+        self.backend.call(args, kwargs)
+    }
+
+    /// Calls with inputs of any serde type that serializes to the bound
+    /// input structure (a tuple struct or tuple for positional arguments, a
+    /// struct or map for a dict root), and deserializes the results into
+    /// `O`. [`crate::Array`] fields travel without copying their data.
+    pub fn call_serde<I: serde::Serialize, O: serde::de::DeserializeOwned>(&self, inputs: &I) -> Result<O, Error> {
+        let bound = crate::nest::to_value(inputs)?;
+        let out = self.backend.prepare().call_bound(&bound)?;
+        Ok(crate::nest::from_value(out)?)
+    }
+
+    /// A prepared call that reuses its scratch memory across calls.
+    pub fn prepare(&self) -> PreparedCall<'_> {
+        PreparedCall { inner: self.backend.prepare() }
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &dyn Backend {
+        &*self.backend
+    }
+}
+
+impl fmt::Debug for Function {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Function({})", self.describe())
+    }
+}
+
+/// A prepared call of a [`Function`] (see [`Function::prepare`]).
+pub struct PreparedCall<'f> {
+    inner: Box<dyn PreparedBackend + 'f>,
+}
+
+impl PreparedCall<'_> {
+    /// Calls with positional arguments.
+    pub fn call<'a>(&mut self, args: impl IntoIterator<Item = Value<'a>>) -> Result<Value<'static>, Error> {
+        self.inner.call(args.into_iter().collect(), Dict::new())
+    }
+
+    /// Calls with positional and keyword arguments.
+    pub fn call_kw<'a>(&mut self, args: Vec<Value<'a>>, kwargs: Dict<'a>) -> Result<Value<'static>, Error> {
+        self.inner.call(args, kwargs)
+    }
+
+    /// Calls with inputs already shaped as the input structure (see
+    /// [`PreparedBackend::call_bound`]).
+    pub fn call_bound(&mut self, inputs: &Value<'_>) -> Result<Value<'static>, Error> {
+        self.inner.call_bound(inputs)
+    }
+}
+
+/// Splits one host value into call arguments: a list or tuple is the
+/// positional arguments, a dict the keyword arguments, anything else one
+/// positional argument.
+pub fn split_arguments(inputs: Value<'_>) -> (Vec<Value<'_>>, Dict<'_>) {
+    match inputs {
+        Value::List(v) | Value::Tuple(v) => (v, Dict::new()),
+        Value::Dict(d) => (Vec::new(), d),
+        v => (vec![v], Dict::new()),
+    }
+}
+
+/// Packs a function's flat results without a result structure: none is
+/// `None`, one is the value, more are a tuple.
+pub fn pack_results(mut results: Vec<Value<'static>>) -> Value<'static> {
+    match results.len() {
+        0 => Value::None,
+        1 => results.pop().unwrap_or_default(),
+        _ => Value::Tuple(results),
+    }
+}

@@ -1,0 +1,54 @@
+//! # fnabi-core
+//!
+//! fnabi's host side: the values a caller thinks in, and everything that
+//! turns them into the flat arguments of a compiled function and back,
+//! independent of any backend.
+//!
+//! - [`value`]: dynamic host values (nested lists, tuples, dicts, arrays);
+//! - [`array`](mod@array): host n-d arrays and the memory behind them;
+//! - [`structure`]: [`Plan`], flattening values by a structure and binding calls;
+//! - [`buffer`]: buffer descriptions, the buffer oracle and the factory;
+//! - [`layout`]: layout conversion kernels (strided → dense at memcpy speed);
+//! - [`memory`]: memory scopes (per-call arena, fenced ring buffer, persistent and mapped buffers);
+//! - [`deferred`]: deferred result allocation (`fbr`);
+//! - [`tensor`]: host tensor ops (load, store, splat, slice, update, clone, reshape);
+//! - [`npy`], [`text`], [`json`]: NumPy `.npy` files, IREE's text form, the JSON form of values;
+//! - [`nest`]: flattening and rebuilding any serde type by a structure;
+//! - `ndarray` (feature `ndarray`, on by default): zero-copy views to and from `ndarray`;
+//! - [`vm`], [`conventions`]: the IREE VM value model, host values ⇄ VM values;
+//! - [`function`]: [`Function`], one compiled function called with host
+//!   values, and the [`function::Backend`] trait every backend implements;
+//! - [`error`]: [`Error`], the one boxed error of a call.
+//!
+//! The ABI metadata (signatures, structures, records) is the pure layer
+//! below, `fnabi_abi`; the backends (`fnabi_mlir`, `fnabi_iree`) are above.
+#![warn(missing_docs)]
+
+pub mod array;
+pub mod buffer;
+pub mod conventions;
+pub mod deferred;
+pub mod error;
+pub mod function;
+pub mod json;
+pub mod layout;
+pub mod memory;
+#[cfg(feature = "ndarray")]
+pub mod ndarray;
+pub mod nest;
+pub mod npy;
+pub mod structure;
+pub mod tensor;
+pub mod text;
+pub mod value;
+pub mod vm;
+
+pub use array::{Array, HostBuffer};
+pub use error::{CallError, Error, ErrorKind, Result};
+pub use fnabi_abi::{
+    AbiAttributes, BufferType, DType, Dim, Element, IndexPath, Layout, ParseError, ParseErrorKind, PathKey,
+    RawSignature, RawType, ScalarType, SipSignature, Structure, StructureError,
+};
+pub use function::Function;
+pub use structure::{Plan, StructureExt};
+pub use value::{Dict, Value};

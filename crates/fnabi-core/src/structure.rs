@@ -1,0 +1,152 @@
+//! Host values against structures: [`Plan`], the compiled form of a
+//! [`Structure`] that flattens values into leaves in raw order and
+//! unflattens leaves into values, and [`StructureExt`], the one-off
+//! conveniences over it (flatten, unflatten, bind a call's positional and
+//! keyword arguments). The tree itself, its index paths and errors are the
+//! ABI layer's (`fnabi_abi::structure`), re-exported here.
+//!
+//! ```
+//! use fnabi_core::structure::{PathKey, Structure, StructureExt};
+//! use fnabi_core::Value;
+//! let s = Structure::Sequence(vec![(0, Structure::Dict(vec![("foo".into(), Structure::Leaf(0))]))]);
+//! let v = Value::List(vec![Value::List(vec![])]);
+//! let e = s.flatten(&v).unwrap_err();
+//! assert_eq!(e.to_string(), "at [0]: expected a dict, got a list");
+//! assert_eq!(e.path().keys(), &[PathKey::Index(0)]);
+//! ```
+
+pub(crate) mod plan;
+
+pub use fnabi_abi::structure::*;
+pub use plan::Plan;
+
+use crate::value::{Dict, Value};
+
+/// A "wrong kind of value" error at the root: `expected a dict, got a list`.
+#[cold]
+pub(crate) fn expected_error(expected: &'static str, got: &Value<'_>) -> StructureError {
+    StructureError::at_root(StructureErrorKind::Expected { expected, got: kind_with_article(got) })
+}
+
+/// A value's kind with an article, for messages: `a list`, `an array`, `None`.
+pub fn kind_with_article(v: &Value<'_>) -> &'static str {
+    match v {
+        Value::None => "None",
+        Value::Bool(_) => "a bool",
+        Value::Int(_) => "an int",
+        Value::Float(_) => "a float",
+        Value::Str(_) => "a str",
+        Value::Bytes(_) => "bytes",
+        Value::List(_) => "a list",
+        Value::Tuple(_) => "a tuple",
+        Value::Dict(_) => "a dict",
+        Value::Array(_) => "an array",
+    }
+}
+
+/// One-off operations of a [`Structure`] on host values (each compiles a
+/// [`Plan`]: compile one yourself to flatten or unflatten many values).
+pub trait StructureExt {
+    /// Compiles this structure into a [`Plan`] for repeated flatten/unflatten.
+    fn plan(&self) -> Result<Plan, StructureError>;
+    /// The leaves of `value` in raw order (see [`Plan::flatten`]).
+    fn flatten<'v, 'a>(&self, value: &'v Value<'a>) -> Result<Vec<&'v Value<'a>>, StructureError>;
+    /// The value built from `leaves` in raw order (see [`Plan::unflatten`]).
+    fn unflatten<'a>(&self, leaves: Vec<Value<'a>>) -> Result<Value<'a>, StructureError>;
+    /// Binds a call's arguments into the value this structure flattens.
+    ///
+    /// - a leaf root takes exactly one positional argument;
+    /// - a sequence root takes positional arguments only: argument `i` is
+    ///   slot `i` (a trailing gap slot may be left out and reads `None`); the
+    ///   result is a tuple;
+    /// - a dict root takes keyword arguments by key, and positional arguments
+    ///   in key order (ascending by bytes: the natural order of a dict in
+    ///   the `iree.abi` convention); a key given both ways is an error. The
+    ///   result is a dict in key order.
+    ///
+    /// ```
+    /// use fnabi_core::structure::{Structure, StructureExt};
+    /// use fnabi_core::{Dict, Value};
+    /// let s = Structure::Dict(vec![("x".into(), Structure::Leaf(0)), ("y".into(), Structure::Leaf(1))]);
+    /// let kwargs: Dict = [("y", Value::Int(2))].into_iter().collect();
+    /// let v = s.bind(vec![Value::Int(1)], kwargs).unwrap();
+    /// assert_eq!(v, Value::dict([("x", Value::Int(1)), ("y", Value::Int(2))]));
+    /// let e = s.bind(vec![], Dict::new()).unwrap_err();
+    /// assert_eq!(e.to_string(), "missing argument \"x\"");
+    /// ```
+    fn bind<'a>(&self, args: Vec<Value<'a>>, kwargs: Dict<'a>) -> Result<Value<'a>, StructureError>;
+}
+
+impl StructureExt for Structure {
+    fn plan(&self) -> Result<Plan, StructureError> {
+        Plan::new(Some(self))
+    }
+
+    fn flatten<'v, 'a>(&self, value: &'v Value<'a>) -> Result<Vec<&'v Value<'a>>, StructureError> {
+        self.plan()?.flatten(value)
+    }
+
+    fn unflatten<'a>(&self, leaves: Vec<Value<'a>>) -> Result<Value<'a>, StructureError> {
+        self.plan()?.unflatten(leaves)
+    }
+
+    fn bind<'a>(&self, args: Vec<Value<'a>>, kwargs: Dict<'a>) -> Result<Value<'a>, StructureError> {
+        use StructureErrorKind::*;
+        let err = |kind| Err(StructureError::at_root(kind));
+        match self {
+            Structure::Leaf(_) => {
+                if let Some((k, _)) = kwargs.iter().next() {
+                    return err(UnexpectedKeyword(k.clone()));
+                }
+                if args.len() != 1 {
+                    return if args.is_empty() {
+                        err(MissingArgument(PathKey::Index(0)))
+                    } else {
+                        err(TooManyArguments { given: args.len(), takes: 1 })
+                    };
+                }
+                Ok(args.into_iter().next().unwrap_or_default())
+            }
+            Structure::Sequence(children) => {
+                if let Some((k, _)) = kwargs.iter().next() {
+                    return err(UnexpectedKeyword(k.clone()));
+                }
+                let len = children.last().map_or(0, |(k, _)| k + 1);
+                if args.len() > len {
+                    return err(TooManyArguments { given: args.len(), takes: len });
+                }
+                if let Some((k, _)) = children.iter().find(|(k, _)| *k >= args.len()) {
+                    return err(MissingArgument(PathKey::Index(*k)));
+                }
+                let mut args = args;
+                args.resize_with(len, Value::default);
+                Ok(Value::Tuple(args))
+            }
+            Structure::Dict(children) => {
+                if args.len() > children.len() {
+                    return err(TooManyArguments { given: args.len(), takes: children.len() });
+                }
+                let mut slots: Vec<Option<Value<'a>>> = args.into_iter().map(Some).collect();
+                slots.resize_with(children.len(), || None);
+                for (k, v) in kwargs {
+                    let i = match children.binary_search_by(|(c, _)| (**c).cmp(&*k)) {
+                        Ok(i) => i,
+                        Err(_) => return err(UnexpectedKeyword(k)),
+                    };
+                    if slots[i].is_some() {
+                        return err(DuplicateArgument(k));
+                    }
+                    slots[i] = Some(v);
+                }
+                let mut d = Dict::with_capacity(children.len());
+                for ((k, _), v) in children.iter().zip(slots) {
+                    match v {
+                        Some(v) => d.push_unique(k.clone(), v),
+                        None => return err(MissingArgument(PathKey::Name(k.clone()))),
+                    }
+                }
+                Ok(Value::Dict(d))
+            }
+        }
+    }
+}

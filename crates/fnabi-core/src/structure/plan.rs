@@ -1,0 +1,754 @@
+//! [`Plan`]: a [`Structure`] compiled once into flat node tables (like a
+//! prepared statement), then used to flatten many values into leaves and to
+//! unflatten many leaf lists into values.
+//!
+//! Compiling checks every invariant (so the walks need not), gives each leaf
+//! its output slot (its rank among the raw indices), and records the facts
+//! that let the walks take fast paths: sequences without gaps, leaves that
+//! come out in slot order.
+
+use super::{IndexPath, PathKey, Structure, StructureError, StructureErrorKind};
+use crate::value::{Dict, Key, Value};
+
+/// A compiled [`Structure`] (or an empty side): flattens values and
+/// unflattens leaves.
+///
+/// **Leaves and raw order.** `flatten` returns one leaf per structure leaf,
+/// ordered by raw index: position `i` holds the leaf with the `i`-th smallest
+/// raw index. When the raw indices are `0..n` (as every producer of real
+/// signatures makes them), position = raw index.
+///
+/// **Gaps.** A sequence's length is its largest key + 1; slots without a key
+/// are gaps. `unflatten` fills a gap with `None`; `flatten` requires `None`
+/// there (anything else would be silently dropped data).
+///
+/// **Kinds.** A sequence node takes a list or a tuple and builds a list; a
+/// dict node takes and builds a dict with exactly its keys (in any order;
+/// built in key order); a leaf takes any value. An empty side flattens
+/// `None` or an empty list, tuple or dict, and unflattens to `None`.
+///
+/// ```
+/// use fnabi_core::structure::{Plan, Structure, StructureExt};
+/// use fnabi_core::Value;
+/// // {"a": [$0, $1], "b": $2}
+/// let s = Structure::Dict(vec![
+///     ("a".into(), Structure::Sequence(vec![(0, Structure::Leaf(0)), (1, Structure::Leaf(1))])),
+///     ("b".into(), Structure::Leaf(2)),
+/// ]);
+/// let plan = s.plan().unwrap();
+/// let v = Value::dict([("b", Value::Int(3)), ("a", Value::List(vec![Value::Int(1), Value::Int(2)]))]);
+/// let leaves = plan.flatten(&v).unwrap();
+/// assert_eq!(leaves, [&Value::Int(1), &Value::Int(2), &Value::Int(3)]);
+/// let back = plan.unflatten(leaves.into_iter().cloned().collect()).unwrap();
+/// assert_eq!(back, v);
+/// let e = plan.flatten(&Value::dict([("a", Value::List(vec![Value::Int(1)]))])).unwrap_err();
+/// assert_eq!(e.to_string(), "missing key \"b\" at the root");
+/// ```
+#[derive(Clone, Debug)]
+pub struct Plan {
+    structure: Option<Structure>,
+    nodes: Vec<Node>,
+    /// `(key, child node)` of sequence nodes, contiguous per node.
+    seq_edges: Vec<(u32, u32)>,
+    /// `(key, child node)` of dict nodes, contiguous per node.
+    dict_edges: Vec<(Key, u32)>,
+    /// For each dict edge whose child is a leaf, its slot (`u32::MAX`
+    /// otherwise): a dict of leaves flattens without visiting its children.
+    dict_slots: Vec<u32>,
+    /// Raw index of each slot.
+    raw_of_slot: Vec<usize>,
+    /// True when a depth-first walk meets the leaves in slot order.
+    in_order: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Node {
+    Leaf {
+        slot: u32,
+    },
+    Seq {
+        start: u32,
+        count: u32,
+        len: u32,
+    },
+    /// A sequence without gaps whose items are all leaves with consecutive
+    /// slots `first..first + len` (lists of arrays): walked without recursion.
+    Run {
+        start: u32,
+        len: u32,
+        first: u32,
+    },
+    Dict {
+        start: u32,
+        count: u32,
+        /// Every child is a leaf (slots in `dict_slots`).
+        leaves: bool,
+    },
+}
+
+static NONE: Value<'static> = Value::None;
+
+/// String equality for dict keys, which are short: two overlapping
+/// fixed-size loads per side instead of a `memcmp` call (most of the cost
+/// of comparing a 2-byte key).
+#[inline(always)]
+fn key_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    /// The first and the last `N` bytes of `s` (which has at least `N`).
+    fn ends<const N: usize>(s: &[u8]) -> Option<([u8; N], [u8; N])> {
+        Some((s.get(..N)?.try_into().ok()?, s.get(s.len().checked_sub(N)?..)?.try_into().ok()?))
+    }
+    match n {
+        0 => true,
+        1 => a[0] == b[0],
+        2..=3 => ends::<2>(a) == ends::<2>(b),
+        4..=7 => ends::<4>(a) == ends::<4>(b),
+        8..=16 => ends::<8>(a) == ends::<8>(b),
+        _ => a == b,
+    }
+}
+
+struct Compiler {
+    nodes: Vec<Node>,
+    seq_edges: Vec<(u32, u32)>,
+    dict_edges: Vec<(Key, u32)>,
+    raws: Vec<usize>,
+}
+
+fn too_large() -> StructureError {
+    StructureError::at_root(StructureErrorKind::Custom("structure is too large (more than 2^32 nodes)".into()))
+}
+
+fn u32_of(n: usize) -> Result<u32, StructureError> {
+    u32::try_from(n).map_err(|_| too_large())
+}
+
+impl Compiler {
+    /// Adds `s` (validated: its depth is bounded) and its subtree; returns its node id.
+    fn add(&mut self, s: &Structure) -> Result<u32, StructureError> {
+        let id = u32_of(self.nodes.len())?;
+        match s {
+            Structure::Leaf(raw) => {
+                // The walk position for now; turned into a slot at the end.
+                self.nodes.push(Node::Leaf { slot: u32_of(self.raws.len())? });
+                self.raws.push(*raw);
+            }
+            Structure::Sequence(children) => {
+                let start = self.seq_edges.len();
+                for (k, _) in children {
+                    self.seq_edges.push((u32_of(*k)?, 0));
+                }
+                let len32 = u32_of(children.last().map_or(0, |(k, _)| k + 1))?;
+                self.nodes.push(Node::Seq { start: u32_of(start)?, count: u32_of(children.len())?, len: len32 });
+                for (i, (k, child)) in children.iter().enumerate() {
+                    let c = self.add(child).map_err(|e| e.within(PathKey::Index(*k)))?;
+                    self.seq_edges[start + i].1 = c;
+                }
+            }
+            Structure::Dict(children) => {
+                let start = self.dict_edges.len();
+                for (k, _) in children {
+                    self.dict_edges.push((k.clone(), 0));
+                }
+                self.nodes.push(Node::Dict { start: u32_of(start)?, count: u32_of(children.len())?, leaves: false });
+                for (i, (k, child)) in children.iter().enumerate() {
+                    let c = self.add(child).map_err(|e| e.within(PathKey::Name(k.clone())))?;
+                    self.dict_edges[start + i].1 = c;
+                }
+            }
+        }
+        Ok(id)
+    }
+}
+
+/// The walk of `unflatten` takes leaves from here by slot.
+trait LeafSource<'a> {
+    fn take(&mut self, slot: u32) -> Value<'a>;
+    /// The leaves of slots `first..first + len`, as a new vector.
+    fn take_run(&mut self, first: u32, len: u32) -> Vec<Value<'a>>;
+}
+
+/// Leaves that a walk meets in slot order: moved out one after another.
+struct InOrder<'a>(std::vec::IntoIter<Value<'a>>);
+
+impl<'a> LeafSource<'a> for InOrder<'a> {
+    #[inline]
+    fn take(&mut self, _slot: u32) -> Value<'a> {
+        self.0.next().unwrap_or_default()
+    }
+
+    #[inline]
+    fn take_run(&mut self, _first: u32, len: u32) -> Vec<Value<'a>> {
+        self.0.by_ref().take(len as usize).collect()
+    }
+}
+
+/// Leaves in any order: each is taken out of its slot.
+struct BySlot<'s, 'a>(&'s mut [Value<'a>]);
+
+impl<'a> LeafSource<'a> for BySlot<'_, 'a> {
+    #[inline]
+    fn take(&mut self, slot: u32) -> Value<'a> {
+        self.0.get_mut(slot as usize).map(std::mem::take).unwrap_or_default()
+    }
+
+    #[inline]
+    fn take_run(&mut self, first: u32, len: u32) -> Vec<Value<'a>> {
+        let (first, len) = (first as usize, len as usize);
+        match self.0.get_mut(first..first + len) {
+            Some(run) => run.iter_mut().map(std::mem::take).collect(),
+            None => Vec::new(),
+        }
+    }
+}
+
+impl Plan {
+    /// Compiles `structure` (`None`: an empty side, which has no leaves).
+    ///
+    /// Errors: keys not strictly ascending, a raw index used twice, nesting
+    /// deeper than [`MAX_DEPTH`](super::MAX_DEPTH), more than [`MAX_GAP_SLOTS`](super::MAX_GAP_SLOTS) gap slots.
+    pub fn new(structure: Option<&Structure>) -> Result<Plan, StructureError> {
+        let mut c = Compiler { nodes: Vec::new(), seq_edges: Vec::new(), dict_edges: Vec::new(), raws: Vec::new() };
+        if let Some(s) = structure {
+            // Depth, key order, gap count and raw-index uniqueness: checked
+            // once, by the ABI layer; the compiler relies on them.
+            s.validate()?;
+            c.add(s)?;
+        }
+        // Slots: the rank of each raw index (= the raw index when they are 0..n).
+        let mut sorted = c.raws.clone();
+        sorted.sort_unstable();
+        let dense = sorted.iter().enumerate().all(|(i, &r)| i == r);
+        let slot_of_walk: Vec<u32> = if dense {
+            c.raws.iter().map(|&r| r as u32).collect()
+        } else {
+            c.raws.iter().map(|r| sorted.binary_search(r).unwrap_or_default() as u32).collect()
+        };
+        let in_order = slot_of_walk.iter().enumerate().all(|(i, &s)| i == s as usize);
+        for n in &mut c.nodes {
+            if let Node::Leaf { slot } = n {
+                *slot = slot_of_walk[*slot as usize];
+            }
+        }
+        for i in 0..c.nodes.len() {
+            if let Node::Seq { start, count, len } = c.nodes[i] {
+                let edges = &c.seq_edges[start as usize..(start + count) as usize];
+                let slots: Option<Vec<u32>> = edges
+                    .iter()
+                    .map(|&(_, child)| match c.nodes[child as usize] {
+                        Node::Leaf { slot } => Some(slot),
+                        _ => None,
+                    })
+                    .collect();
+                if let Some(slots) = slots.filter(|s| count == len && !s.is_empty())
+                    && slots.windows(2).all(|w| w[1] == w[0] + 1)
+                {
+                    c.nodes[i] = Node::Run { start, len, first: slots[0] };
+                }
+            }
+        }
+        let leaf_slot = |child: u32| match c.nodes[child as usize] {
+            Node::Leaf { slot } => slot,
+            _ => u32::MAX,
+        };
+        let dict_slots: Vec<u32> = c.dict_edges.iter().map(|&(_, child)| leaf_slot(child)).collect();
+        for n in &mut c.nodes {
+            if let Node::Dict { start, count, leaves } = n {
+                *leaves = dict_slots[*start as usize..(*start + *count) as usize].iter().all(|&s| s != u32::MAX);
+            }
+        }
+        Ok(Plan {
+            structure: structure.cloned(),
+            nodes: c.nodes,
+            seq_edges: c.seq_edges,
+            dict_edges: c.dict_edges,
+            dict_slots,
+            raw_of_slot: sorted,
+            in_order,
+        })
+    }
+
+    /// The structure this plan was compiled from (`None` for an empty side).
+    pub fn structure(&self) -> Option<&Structure> {
+        self.structure.as_ref()
+    }
+
+    /// Number of leaves.
+    pub fn leaf_count(&self) -> usize {
+        self.raw_of_slot.len()
+    }
+
+    /// The raw index of each output position of [`flatten`](Plan::flatten).
+    pub fn raw_indices(&self) -> &[usize] {
+        &self.raw_of_slot
+    }
+
+    /// The index path of each output position of [`flatten`](Plan::flatten).
+    pub fn leaf_paths(&self) -> Vec<IndexPath> {
+        let mut out = vec![IndexPath::root(); self.leaf_count()];
+        if let Some(s) = &self.structure {
+            for (path, raw) in s.leaves() {
+                if let Ok(slot) = self.raw_of_slot.binary_search(&raw) {
+                    out[slot] = path;
+                }
+            }
+        }
+        out
+    }
+
+    /// The leaves of `value`, by reference, in raw order (see the type docs).
+    pub fn flatten<'v, 'a>(&self, value: &'v Value<'a>) -> Result<Vec<&'v Value<'a>>, StructureError> {
+        let mut out: Vec<&'v Value<'a>> = vec![&NONE; self.leaf_count()];
+        self.flatten_into(value, &mut out)?;
+        Ok(out)
+    }
+
+    /// Like [`flatten`](Plan::flatten), into `out` (which must hold
+    /// [`leaf_count`](Plan::leaf_count) entries; they are overwritten), so a
+    /// caller can reuse one buffer.
+    pub fn flatten_into<'v, 'a>(&self, value: &'v Value<'a>, out: &mut [&'v Value<'a>]) -> Result<(), StructureError> {
+        if out.len() != self.leaf_count() {
+            return Err(StructureError::at_root(StructureErrorKind::LeafCount {
+                expected: self.leaf_count(),
+                got: out.len(),
+            }));
+        }
+        self.flatten_with(value, &mut |slot, v| out[slot as usize] = v)
+    }
+
+    /// Walks `value` and hands each leaf to `put(slot, leaf)`, each slot
+    /// `0..leaf_count` exactly once when the walk succeeds (slots are the
+    /// output positions of [`flatten`](Plan::flatten)). `put` may be called
+    /// for some leaves before an error is found. For a caller that consumes
+    /// the leaves at once (binding them as call arguments, say) instead of
+    /// collecting them first.
+    #[inline]
+    pub(crate) fn flatten_with<'v, 'a, F: FnMut(u32, &'v Value<'a>)>(
+        &self,
+        value: &'v Value<'a>,
+        put: &mut F,
+    ) -> Result<(), StructureError> {
+        if self.nodes.is_empty() {
+            return match value {
+                Value::None => Ok(()),
+                Value::List(v) | Value::Tuple(v) if v.is_empty() => Ok(()),
+                Value::Dict(d) if d.is_empty() => Ok(()),
+                _ => Err(super::expected_error("None (the side is empty)", value)),
+            };
+        }
+        self.flat(0, value, put)
+    }
+
+    /// Walks `v` along node `id`, handing each leaf to `put` with its slot.
+    pub(crate) fn flat<'v, 'a, F: FnMut(u32, &'v Value<'a>)>(
+        &self,
+        id: u32,
+        v: &'v Value<'a>,
+        put: &mut F,
+    ) -> Result<(), StructureError> {
+        match self.nodes[id as usize] {
+            Node::Leaf { slot } => {
+                put(slot, v);
+                Ok(())
+            }
+            Node::Run { len, first, .. } => {
+                let items = seq_items(v, len)?;
+                for (i, item) in items.iter().enumerate() {
+                    put(first + i as u32, item);
+                }
+                Ok(())
+            }
+            Node::Seq { start, count, len } => {
+                let items = seq_items(v, len)?;
+                let edges = &self.seq_edges[start as usize..(start + count) as usize];
+                if count != len {
+                    self.check_gaps(edges, items)?;
+                }
+                for &(k, child) in edges {
+                    self.flat(child, &items[k as usize], put).map_err(|e| e.within(PathKey::Index(k as usize)))?;
+                }
+                Ok(())
+            }
+            Node::Dict { start, count, leaves } => {
+                let d = match v {
+                    Value::Dict(d) => d,
+                    _ => return Err(super::expected_error("a dict", v)),
+                };
+                let range = start as usize..(start + count) as usize;
+                let edges = &self.dict_edges[range.clone()];
+                let entries = d.entries();
+                if leaves && entries.len() == edges.len() {
+                    // A dict of leaves (of arrays, typically) in the
+                    // structure's key order: each value goes to its slot.
+                    let slots = &self.dict_slots[range];
+                    let mut in_order = true;
+                    for (((k, _), &slot), (vk, vv)) in edges.iter().zip(slots).zip(entries) {
+                        if !(std::sync::Arc::ptr_eq(k, vk) || key_eq(k, vk)) {
+                            in_order = false;
+                            break;
+                        }
+                        put(slot, vv);
+                    }
+                    if in_order {
+                        return Ok(());
+                    }
+                } else if entries.len() == edges.len() {
+                    // Fast path: the value's keys in the structure's order
+                    // (a dict built by `unflatten`, or by a caller in key order).
+                    let mut in_order = true;
+                    for ((k, child), (vk, vv)) in edges.iter().zip(entries) {
+                        if !(std::sync::Arc::ptr_eq(k, vk) || key_eq(k, vk)) {
+                            in_order = false;
+                            break;
+                        }
+                        match self.nodes.get(*child as usize) {
+                            // A dict of leaves (of arrays, typically): no recursion.
+                            Some(Node::Leaf { slot }) => put(*slot, vv),
+                            _ => self.flat(*child, vv, put).map_err(|e| e.within(PathKey::Name(k.clone())))?,
+                        }
+                    }
+                    if in_order {
+                        return Ok(());
+                    }
+                }
+                self.flat_dict_any_order(edges, d, put)
+            }
+        }
+    }
+
+    #[cold]
+    fn check_gaps(&self, edges: &[(u32, u32)], items: &[Value<'_>]) -> Result<(), StructureError> {
+        let mut keys = edges.iter().map(|e| e.0 as usize).peekable();
+        for (i, item) in items.iter().enumerate() {
+            if keys.peek() == Some(&i) {
+                keys.next();
+            } else if !matches!(item, Value::None) {
+                return Err(StructureError::at_root(StructureErrorKind::GapNotNone {
+                    got: super::kind_with_article(item),
+                })
+                .within(PathKey::Index(i)));
+            }
+        }
+        Ok(())
+    }
+
+    /// A dict whose keys are not in the structure's order (or do not match):
+    /// sort an index of its entries and merge. Reports the first missing key
+    /// (in key order) before any unexpected one.
+    #[cold]
+    fn flat_dict_any_order<'v, 'a, F: FnMut(u32, &'v Value<'a>)>(
+        &self,
+        edges: &[(Key, u32)],
+        d: &'v Dict<'a>,
+        put: &mut F,
+    ) -> Result<(), StructureError> {
+        let entries = d.entries();
+        let mut order: Vec<usize> = (0..entries.len()).collect();
+        order.sort_unstable_by(|&a, &b| entries[a].0.cmp(&entries[b].0));
+        let mut j = 0;
+        let mut matched = Vec::with_capacity(edges.len());
+        for (k, child) in edges {
+            while j < order.len() && entries[order[j]].0 < *k {
+                j += 1;
+            }
+            match order.get(j) {
+                Some(&e) if entries[e].0 == *k => matched.push((k, *child, &entries[e].1)),
+                _ => return Err(StructureError::at_root(StructureErrorKind::MissingKey(k.clone()))),
+            }
+        }
+        if entries.len() != edges.len() {
+            let extra = entries.iter().find(|(k, _)| edges.binary_search_by(|(e, _)| e.cmp(k)).is_err());
+            if let Some((k, _)) = extra {
+                return Err(StructureError::at_root(StructureErrorKind::UnexpectedKey(k.clone())));
+            }
+        }
+        for (k, child, v) in matched {
+            self.flat(child, v, put).map_err(|e| e.within(PathKey::Name(k.clone())))?;
+        }
+        Ok(())
+    }
+
+    /// Builds the value of the structure from `leaves` in raw order (moved,
+    /// never copied). Sequences become lists; gaps `None`.
+    pub fn unflatten<'a>(&self, leaves: Vec<Value<'a>>) -> Result<Value<'a>, StructureError> {
+        if leaves.len() != self.leaf_count() {
+            return Err(StructureError::at_root(StructureErrorKind::LeafCount {
+                expected: self.leaf_count(),
+                got: leaves.len(),
+            }));
+        }
+        if self.nodes.is_empty() {
+            return Ok(Value::None);
+        }
+        Ok(if self.in_order {
+            self.build(0, &mut InOrder(leaves.into_iter()))
+        } else {
+            let mut leaves = leaves;
+            self.build(0, &mut BySlot(&mut leaves))
+        })
+    }
+
+    fn build<'a, S: LeafSource<'a>>(&self, id: u32, leaves: &mut S) -> Value<'a> {
+        match self.nodes[id as usize] {
+            Node::Leaf { slot } => leaves.take(slot),
+            Node::Run { len, first, .. } => Value::List(leaves.take_run(first, len)),
+            Node::Seq { start, count, len } => {
+                let edges = &self.seq_edges[start as usize..(start + count) as usize];
+                let mut items = Vec::with_capacity(len as usize);
+                for &(k, child) in edges {
+                    while items.len() < k as usize {
+                        items.push(Value::None);
+                    }
+                    items.push(self.build(child, leaves));
+                }
+                Value::List(items)
+            }
+            Node::Dict { start, count, .. } => {
+                let edges = &self.dict_edges[start as usize..(start + count) as usize];
+                let mut d = Dict::with_capacity(count as usize);
+                for (k, child) in edges {
+                    d.push_unique(k.clone(), self.build(*child, leaves));
+                }
+                Value::Dict(d)
+            }
+        }
+    }
+}
+
+/// A node as the serde bridge sees it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum NodeRef<'p> {
+    Leaf(u32),
+    Seq { edges: &'p [(u32, u32)], len: u32 },
+    Dict { edges: &'p [(Key, u32)] },
+}
+
+impl Plan {
+    /// The root node's id (`None` for an empty side).
+    pub(crate) fn root(&self) -> Option<u32> {
+        if self.nodes.is_empty() { None } else { Some(0) }
+    }
+
+    /// Node `id`.
+    pub(crate) fn node(&self, id: u32) -> NodeRef<'_> {
+        match self.nodes[id as usize] {
+            Node::Leaf { slot } => NodeRef::Leaf(slot),
+            Node::Seq { start, count, len } => {
+                NodeRef::Seq { edges: &self.seq_edges[start as usize..(start + count) as usize], len }
+            }
+            Node::Run { start, len, .. } => {
+                NodeRef::Seq { edges: &self.seq_edges[start as usize..(start + len) as usize], len }
+            }
+            Node::Dict { start, count, .. } => {
+                NodeRef::Dict { edges: &self.dict_edges[start as usize..(start + count) as usize] }
+            }
+        }
+    }
+
+    /// Builds the value of node `id`'s subtree, taking its leaves out of `leaves` (by slot).
+    pub(crate) fn build_subtree<'a>(&self, id: u32, leaves: &mut [Value<'a>]) -> Value<'a> {
+        self.build(id, &mut BySlot(leaves))
+    }
+}
+
+/// The items of `v`, a list or tuple of `len` items.
+fn seq_items<'v, 'a>(v: &'v Value<'a>, len: u32) -> Result<&'v [Value<'a>], StructureError> {
+    let items = match v {
+        Value::List(x) | Value::Tuple(x) => x,
+        _ => return Err(super::expected_error("a list or tuple", v)),
+    };
+    if items.len() != len as usize {
+        return Err(StructureError::at_root(StructureErrorKind::Length { has: items.len(), needs: len as usize }));
+    }
+    Ok(items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::structure::StructureBuilder;
+    use crate::structure::{MAX_GAP_SLOTS, StructureExt};
+    use PathKey::Index as I;
+
+    fn n(s: &str) -> PathKey {
+        PathKey::Name(s.into())
+    }
+
+    fn build(pairs: &[(usize, &[PathKey])]) -> Structure {
+        let mut b = StructureBuilder::new();
+        for (raw, path) in pairs {
+            b.insert(*raw, path).unwrap();
+        }
+        b.finish().unwrap()
+    }
+
+    fn int(i: i64) -> Value<'static> {
+        Value::Int(i)
+    }
+
+    fn list(v: Vec<Value<'static>>) -> Value<'static> {
+        Value::List(v)
+    }
+
+    fn example() -> Plan {
+        // [{"bar": $1, "foo": $0}, $2]
+        build(&[(0, &[I(0), n("foo")]), (1, &[I(0), n("bar")]), (2, &[I(1)])]).plan().unwrap()
+    }
+
+    #[test]
+    fn flatten_in_raw_order_and_back() {
+        let p = example();
+        let v = list(vec![Value::dict([("foo", int(10)), ("bar", int(11))]), int(12)]);
+        let leaves = p.flatten(&v).unwrap();
+        assert_eq!(leaves, [&int(10), &int(11), &int(12)]);
+        assert_eq!(p.raw_indices(), &[0, 1, 2]);
+        let paths: Vec<String> = p.leaf_paths().iter().map(|p| p.to_string()).collect();
+        assert_eq!(paths, ["[0][\"foo\"]", "[0][\"bar\"]", "[1]"]);
+        let back = p.unflatten(leaves.into_iter().cloned().collect()).unwrap();
+        assert_eq!(back, v);
+        // Tuples flatten like lists; unflatten builds lists.
+        let t = Value::Tuple(vec![Value::dict([("bar", int(1)), ("foo", int(0))]), int(2)]);
+        assert_eq!(p.flatten(&t).unwrap(), [&int(0), &int(1), &int(2)]);
+    }
+
+    #[test]
+    fn sparse_raw_indices_use_ranks() {
+        let s = Structure::Sequence(vec![(0, Structure::Leaf(7)), (1, Structure::Leaf(3))]);
+        let p = s.plan().unwrap();
+        assert_eq!(p.raw_indices(), &[3, 7]);
+        let v = list(vec![int(70), int(30)]);
+        assert_eq!(p.flatten(&v).unwrap(), [&int(30), &int(70)]);
+        assert_eq!(p.unflatten(vec![int(30), int(70)]).unwrap(), v);
+    }
+
+    #[test]
+    fn error_messages_name_paths() {
+        let p = example();
+        let e = |v: Value<'static>| p.flatten(&v).map(|_| ()).unwrap_err().to_string();
+        assert_eq!(e(list(vec![list(vec![]), int(1)])), "at [0]: expected a dict, got a list");
+        assert_eq!(e(list(vec![Value::dict([("bar", int(1))]), int(1)])), "missing key \"foo\" at [0]");
+        assert_eq!(
+            e(list(vec![Value::dict([("bar", int(1)), ("foo", int(1)), ("baz", int(1))]), int(1)])),
+            "unexpected key \"baz\" at [0]"
+        );
+        assert_eq!(
+            e(list(vec![Value::dict([("bar", int(1)), ("baz", int(1))]), int(1)])),
+            "missing key \"foo\" at [0]"
+        );
+        assert_eq!(e(list(vec![int(0)])), "sequence at the root has 1 item, needs 2");
+        assert_eq!(e(int(0)), "at the root: expected a list or tuple, got an int");
+        let deep = build(&[(0, &[n("a"), I(1), n("foo")]), (1, &[n("a"), I(0)])]).plan().unwrap();
+        let v = Value::dict([("a", list(vec![int(0), list(vec![])]))]);
+        assert_eq!(deep.flatten(&v).unwrap_err().to_string(), "at [\"a\"][1]: expected a dict, got a list");
+        let v = Value::dict([("a", list(vec![int(0)]))]);
+        assert_eq!(deep.flatten(&v).unwrap_err().to_string(), "sequence at [\"a\"] has 1 item, needs 2");
+        let e = p.unflatten(vec![int(1)]).unwrap_err();
+        assert_eq!(e.to_string(), "expected 3 leaves, got 1");
+        let mut out = vec![&NONE; 2];
+        assert!(p.flatten_into(&int(0), &mut out).is_err());
+    }
+
+    #[test]
+    fn gaps_are_none() {
+        // [None, $0, None, $1]
+        let p = build(&[(0, &[I(1)]), (1, &[I(3)])]).plan().unwrap();
+        let v = list(vec![Value::None, int(5), Value::None, int(6)]);
+        assert_eq!(p.flatten(&v).unwrap(), [&int(5), &int(6)]);
+        assert_eq!(p.unflatten(vec![int(5), int(6)]).unwrap(), v);
+        let bad = list(vec![Value::None, int(5), Value::from("x"), int(6)]);
+        assert_eq!(
+            p.flatten(&bad).unwrap_err().to_string(),
+            "at [2]: expected None (a gap of the structure), got a str"
+        );
+        assert_eq!(
+            p.flatten(&list(vec![Value::None, int(5)])).unwrap_err().to_string(),
+            "sequence at the root has 2 items, needs 4"
+        );
+    }
+
+    #[test]
+    fn empty_sides_and_leaf_roots() {
+        let p = Plan::new(None).unwrap();
+        assert_eq!(p.leaf_count(), 0);
+        assert!(p.flatten(&Value::None).unwrap().is_empty());
+        assert!(p.flatten(&list(vec![])).unwrap().is_empty());
+        assert!(p.flatten(&Value::Dict(Dict::new())).unwrap().is_empty());
+        assert_eq!(
+            p.flatten(&int(1)).unwrap_err().to_string(),
+            "at the root: expected None (the side is empty), got an int"
+        );
+        assert_eq!(p.unflatten(vec![]).unwrap(), Value::None);
+        let leaf = Structure::Leaf(0).plan().unwrap();
+        assert_eq!(leaf.flatten(&list(vec![int(1)])).unwrap(), [&list(vec![int(1)])]);
+        assert_eq!(leaf.unflatten(vec![int(4)]).unwrap(), int(4));
+        let empty_seq = Structure::Sequence(vec![]).plan().unwrap();
+        assert_eq!(empty_seq.unflatten(vec![]).unwrap(), list(vec![]));
+    }
+
+    #[test]
+    fn invalid_structures_are_rejected() {
+        let unordered = Structure::Dict(vec![("b".into(), Structure::Leaf(0)), ("a".into(), Structure::Leaf(1))]);
+        assert_eq!(unordered.validate().unwrap_err().to_string(), "at the root: keys are not strictly ascending");
+        let nested =
+            Structure::Sequence(vec![(3, Structure::Sequence(vec![(1, Structure::Leaf(0)), (1, Structure::Leaf(1))]))]);
+        assert_eq!(nested.validate().unwrap_err().to_string(), "at [3]: keys are not strictly ascending");
+        let dup = Structure::Sequence(vec![(0, Structure::Leaf(4)), (1, Structure::Leaf(4))]);
+        assert_eq!(dup.validate().unwrap_err().to_string(), "raw index 4 is used by both [0] and [1]");
+        let mut deep = Structure::Leaf(0);
+        for _ in 0..=crate::structure::MAX_DEPTH {
+            deep = Structure::Sequence(vec![(0, deep)]);
+        }
+        assert!(matches!(deep.validate().unwrap_err().kind(), StructureErrorKind::TooDeep(_)));
+        let gaps = Structure::Sequence(vec![(MAX_GAP_SLOTS + 1, Structure::Leaf(0))]);
+        assert_eq!(
+            gaps.validate().unwrap_err().to_string(),
+            format!("at the root: more than {MAX_GAP_SLOTS} gap slots in sequences")
+        );
+    }
+
+    #[test]
+    fn bind_positional_and_keyword() {
+        use StructureErrorKind::*;
+        let seq = build(&[(0, &[I(0)]), (1, &[I(1)]), (2, &[I(3)])]);
+        let v = seq.bind(vec![int(1), int(2), Value::None, int(3)], Dict::new()).unwrap();
+        assert_eq!(v, Value::Tuple(vec![int(1), int(2), Value::None, int(3)]));
+        assert_eq!(seq.plan().unwrap().flatten(&v).unwrap().len(), 3);
+        let kw: Dict = [("x", int(1))].into_iter().collect();
+        assert_eq!(seq.bind(vec![], kw.clone()).unwrap_err().kind(), &UnexpectedKeyword("x".into()));
+        assert_eq!(seq.bind(vec![int(1)], Dict::new()).unwrap_err().to_string(), "missing positional argument 1");
+        assert_eq!(
+            seq.bind(vec![int(0); 5], Dict::new()).unwrap_err().to_string(),
+            "takes 4 positional arguments but 5 were given"
+        );
+        // A trailing gap may be left out.
+        let gap = build(&[(0, &[I(0)])]);
+        let gap = Structure::Sequence(vec![(0, gap), (1, Structure::Leaf(9))]);
+        assert!(gap.bind(vec![list(vec![int(0)]), int(1)], Dict::new()).is_ok());
+
+        let dict = build(&[(0, &[n("b")]), (1, &[n("a")])]);
+        let v = dict.bind(vec![int(1)], [("b", int(2))].into_iter().collect()).unwrap();
+        assert_eq!(v, Value::dict([("a", int(1)), ("b", int(2))]));
+        assert_eq!(
+            dict.bind(vec![int(1)], [("a", int(2))].into_iter().collect()).unwrap_err().to_string(),
+            "got multiple values for argument \"a\""
+        );
+        assert_eq!(dict.bind(vec![], kw).unwrap_err().to_string(), "unexpected keyword argument \"x\"");
+        assert_eq!(
+            dict.bind(vec![int(0); 3], Dict::new()).unwrap_err().kind(),
+            &TooManyArguments { given: 3, takes: 2 }
+        );
+
+        let leaf = Structure::Leaf(0);
+        assert_eq!(leaf.bind(vec![int(1)], Dict::new()).unwrap(), int(1));
+        assert_eq!(leaf.bind(vec![], Dict::new()).unwrap_err().to_string(), "missing positional argument 0");
+        assert_eq!(
+            leaf.bind(vec![int(1), int(2)], Dict::new()).unwrap_err().to_string(),
+            "takes 1 positional argument but 2 were given"
+        );
+        assert!(leaf.bind(vec![int(1)], [("a", int(2))].into_iter().collect()).is_err());
+    }
+}

@@ -1,0 +1,575 @@
+//! IREE's text form of values, as `iree-run-module` takes and prints them:
+//! arrays `2x3xf32=1 2 3 4 5 6` (or IREE's nested output form
+//! `2x3xf32=[1 2 3][4 5 6]`), typed rank-0 values `i32=42`, and bare
+//! scalars `42`, `1.5`.
+//!
+//! Parsing is stricter than IREE, which skips any brackets and commas
+//! anywhere and reads hex digits as floats: here the values are separated by
+//! whitespace and/or single commas; brackets, when present, must be exactly
+//! IREE's output form (each sub-array of rank ≥ 1 below the outermost dim
+//! bracketed) or that form inside one more outer pair; integers must fit the
+//! element type (decimal, or `0x` hex); floats are decimal (or `inf`/`nan`,
+//! any case, signed) and a finite value beyond the type's range is an error
+//! rather than infinity. As in IREE, one value fills the whole array (splat).
+//! `f16`/`bf16` text is rounded through `f64`.
+//!
+//! Printing is exact where IREE's is: integers in decimal, floats as C's
+//! `%G` (6 significant digits: `1.23457E+08`, `INF`, `-NAN`), booleans (`i1`)
+//! as `0`/`1`.
+//!
+//! ```
+//! use fnabi_core::text::{format_array, parse_value};
+//! use fnabi_core::Value;
+//! let Value::Array(a) = parse_value("2x3xf32=1 2 3 4 5 6.5").unwrap() else { panic!() };
+//! assert_eq!(format_array(&a), "2x3xf32=[1 2 3][4 5 6.5]");
+//! assert_eq!(parse_value("42").unwrap(), Value::Int(42));
+//! assert_eq!(parse_value("-1.5").unwrap(), Value::Float(-1.5));
+//! let err = parse_value("2xf32=1 2 3").unwrap_err();
+//! assert_eq!(err.to_string(), "at byte 6: expected 2 values (or 1 to fill the array), found 3");
+//! ```
+
+use crate::array::{Array, element_count};
+use crate::error::{ParseError, ParseErrorKind};
+use crate::value::Value;
+use fnabi_abi::scalar::{DType, ScalarType};
+use half::{bf16, f16};
+use std::fmt::Write;
+
+/// The IREE name of an element type: `i8`…`i64`, `ui8`…`ui64`, `f16`,
+/// `bf16`, `f32`, `f64`, `i1` for `bool`.
+pub fn dtype_name(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "i1",
+        DType::Scalar(s) => match s {
+            ScalarType::U8 => "ui8",
+            ScalarType::U16 => "ui16",
+            ScalarType::U32 => "ui32",
+            ScalarType::U64 => "ui64",
+            s => s.short_name(),
+        },
+    }
+}
+
+/// Reads an IREE element type name (`si8` and `i8` are the same type).
+pub fn dtype_from_name(name: &str) -> Option<DType> {
+    Some(match name {
+        "i1" => DType::Bool,
+        "i8" | "si8" => DType::I8,
+        "i16" | "si16" => DType::I16,
+        "i32" | "si32" => DType::I32,
+        "i64" | "si64" => DType::I64,
+        "ui8" => DType::U8,
+        "ui16" => DType::U16,
+        "ui32" => DType::U32,
+        "ui64" => DType::U64,
+        "f16" => DType::F16,
+        "bf16" => DType::BF16,
+        "f32" => DType::F32,
+        "f64" => DType::F64,
+        _ => return None,
+    })
+}
+
+fn invalid(offset: usize, msg: String) -> ParseError {
+    ParseError::new(offset, ParseErrorKind::Invalid(msg))
+}
+
+/// Parses one value: an array (`SHAPExTYPE=VALUES`), a rank-0 array
+/// (`TYPE=VALUE`), or a bare scalar (an integer is [`Value::Int`], any
+/// other number [`Value::Float`], `true`/`false` [`Value::Bool`]).
+pub fn parse_value(text: &str) -> Result<Value<'static>, ParseError> {
+    if text.contains('=') {
+        return parse_array(text).map(Value::from);
+    }
+    let t = text.trim();
+    let start = text.len() - text.trim_start().len();
+    if t.is_empty() {
+        return Err(ParseError::new(start, ParseErrorKind::Expected("a value")));
+    }
+    match t {
+        "true" => return Ok(Value::Bool(true)),
+        "false" => return Ok(Value::Bool(false)),
+        _ => {}
+    }
+    if let Some(v) = parse_int(t) {
+        return v.map(Value::Int).map_err(|_| invalid(start, format!("integer `{t}` does not fit in 64 bits")));
+    }
+    parse_float(t).map(Value::Float).ok_or_else(|| invalid(start, format!("`{t}` is not a number")))
+}
+
+/// Parses an array in IREE's text form (see the module docs).
+pub fn parse_array(text: &str) -> Result<Array<'static>, ParseError> {
+    let eq = text.find('=').ok_or(ParseError::new(0, ParseErrorKind::Expected("`SHAPExTYPE=VALUES`")))?;
+    let header = &text[..eq];
+    let lead = header.len() - header.trim_start().len();
+    let header = header.trim();
+    let mut parts: Vec<&str> = header.split('x').collect();
+    let ty = parts.pop().unwrap_or_default();
+    let mut shape = Vec::with_capacity(parts.len());
+    let mut at = lead;
+    for p in &parts {
+        if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(invalid(at, format!("`{p}` is not a dimension (digits)")));
+        }
+        shape.push(p.parse::<usize>().map_err(|_| invalid(at, format!("dimension `{p}` is too large")))?);
+        at += p.len() + 1;
+    }
+    let dtype = dtype_from_name(ty).ok_or_else(|| {
+        if ty.is_empty() {
+            ParseError::new(at, ParseErrorKind::Expected("an element type before `=`"))
+        } else {
+            ParseError::new(at, ParseErrorKind::UnknownName(ty.to_owned()))
+        }
+    })?;
+    let n = element_count(&shape).map_err(|_| invalid(lead, format!("shape {shape:?} is too large")))?;
+    let body_at = eq + 1;
+    let toks = tokenize(&text[body_at..], body_at)?;
+    let values: Vec<(usize, &str)> =
+        toks.iter().filter_map(|t| if let Tok::Num(o, s) = t { Some((*o, *s)) } else { None }).collect();
+    let count_ok = values.len() == n || (values.len() == 1 && n > 0);
+    if !count_ok {
+        return Err(invalid(
+            body_at,
+            if n == 1 {
+                format!("expected 1 value, found {}", values.len())
+            } else {
+                format!("expected {n} values (or 1 to fill the array), found {}", values.len())
+            },
+        ));
+    }
+    if toks.len() != values.len() {
+        if values.len() != n {
+            return Err(invalid(body_at, "a single value that fills the array takes no brackets".into()));
+        }
+        check_brackets(&toks, &shape, text.len())?;
+    }
+    let es = dtype.size();
+    let mut out = Array::zeros(dtype, &shape).map_err(|e| invalid(lead, e.to_string()))?;
+    let dst = out.as_mut_ptr().map_err(|e| invalid(lead, e.to_string()))?;
+    let mut one = [0u8; 8];
+    for (k, &(off, s)) in values.iter().enumerate() {
+        encode(dtype, s, off, &mut one[..es])?;
+        let targets = if values.len() == n { k..k + 1 } else { 0..n };
+        for t in targets {
+            // SAFETY: `out` is a fresh, uniquely held, dense array of n
+            // elements of es bytes; t < n. Bool bytes written are 0 or 1.
+            unsafe { std::ptr::copy_nonoverlapping(one.as_ptr(), dst.add(t * es), es) };
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Debug)]
+enum Tok<'s> {
+    Open(usize),
+    Close(usize),
+    Num(usize, &'s str),
+}
+
+/// Splits values, brackets and separators; commas only between values.
+fn tokenize(s: &str, base: usize) -> Result<Vec<Tok<'_>>, ParseError> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut comma_ok = false;
+    while i < b.len() {
+        match b[i] {
+            c if c.is_ascii_whitespace() => i += 1,
+            b',' => {
+                if !comma_ok {
+                    return Err(invalid(base + i, "a comma must separate two values".into()));
+                }
+                comma_ok = false;
+                i += 1;
+            }
+            b'[' => {
+                out.push(Tok::Open(base + i));
+                comma_ok = false;
+                i += 1;
+            }
+            b']' => {
+                out.push(Tok::Close(base + i));
+                comma_ok = true;
+                i += 1;
+            }
+            _ => {
+                let start = i;
+                while i < b.len() && !b[i].is_ascii_whitespace() && !matches!(b[i], b',' | b'[' | b']') {
+                    i += 1;
+                }
+                out.push(Tok::Num(base + start, &s[start..i]));
+                comma_ok = true;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Brackets must be IREE's output form, optionally inside one outer pair.
+fn check_brackets(toks: &[Tok<'_>], shape: &[usize], end: usize) -> Result<(), ParseError> {
+    // The expected sequence of b'[' b']' b'n' for the output form.
+    fn expected_form(dims: &[usize], out: &mut Vec<u8>) {
+        match dims {
+            [] => out.push(b'n'),
+            [n] => out.extend(std::iter::repeat_n(b'n', *n)),
+            [n, rest @ ..] => {
+                for _ in 0..*n {
+                    out.push(b'[');
+                    expected_form(rest, out);
+                    out.push(b']');
+                }
+            }
+        }
+    }
+    let mut form = Vec::new();
+    expected_form(shape, &mut form);
+    let got: Vec<u8> = toks
+        .iter()
+        .map(|t| match t {
+            Tok::Open(_) => b'[',
+            Tok::Close(_) => b']',
+            Tok::Num(..) => b'n',
+        })
+        .collect();
+    let outer = got.len() == form.len() + 2 && got.first() == Some(&b'[') && got.last() == Some(&b']');
+    if got == form || (outer && got[1..got.len() - 1] == form[..]) {
+        return Ok(());
+    }
+    // Point at the first token that departs from the output form.
+    let k = got.iter().zip(&form).position(|(a, b)| a != b).unwrap_or(form.len().min(got.len()));
+    let off = toks.get(k).map_or(end, |t| match t {
+        Tok::Open(o) | Tok::Close(o) | Tok::Num(o, _) => *o,
+    });
+    Err(invalid(
+        off,
+        format!("brackets do not follow the shape {shape:?} (write the values flat, or as IREE prints them)"),
+    ))
+}
+
+/// `Some(Ok)` for an integer literal (decimal or `0x` hex, signed), `Some(Err)`
+/// when it does not fit in i64, `None` when it is not an integer literal.
+fn parse_int(s: &str) -> Option<Result<i64, ()>> {
+    let (neg, digits) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let (radix, digits) = match digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+        Some(h) => (16, h),
+        None => (10, digits),
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let mag = u128::from_str_radix(digits, radix).unwrap_or(u128::MAX);
+    let v = if neg { -(mag.min(1 << 64) as i128) } else { mag.min(1 << 64) as i128 };
+    Some(i64::try_from(v).map_err(|_| ()))
+}
+
+/// Parses an unsigned integer literal into u64 (for `ui64`).
+fn parse_u64(s: &str) -> Option<Result<u64, ()>> {
+    let digits = s.strip_prefix('+').unwrap_or(s);
+    let (radix, digits) = match digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+        Some(h) => (16, h),
+        None => (10, digits),
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    Some(u64::from_str_radix(digits, radix).map_err(|_| ()))
+}
+
+/// A decimal float (no hex), or `inf`/`infinity`/`nan` in any case, signed.
+fn parse_float(s: &str) -> Option<f64> {
+    let body = s.trim_start_matches(['+', '-']);
+    if s.len() - body.len() > 1 || body.starts_with("0x") || body.starts_with("0X") {
+        return None;
+    }
+    s.parse::<f64>().ok()
+}
+
+/// Writes the element `s` of `dtype` into `out` (native byte order).
+fn encode(dtype: DType, s: &str, off: usize, out: &mut [u8]) -> Result<(), ParseError> {
+    let range = || invalid(off, format!("`{s}` is out of range for {}", dtype_name(dtype)));
+    let not = |what: &str| invalid(off, format!("`{s}` is not {what}"));
+    match dtype {
+        DType::Bool => {
+            out[0] = match s {
+                "0" | "false" => 0,
+                "1" | "true" => 1,
+                _ => return Err(not("a boolean (0, 1, true, false)")),
+            }
+        }
+        DType::Scalar(st) if st.is_float() => {
+            let v = if st == ScalarType::F32 {
+                // Parse f32 directly: correctly rounded, no double rounding.
+                let body_ok = parse_float(s).is_some();
+                let v = s.parse::<f32>().ok().filter(|_| body_ok).ok_or_else(|| not("a number"))?;
+                if v.is_infinite() && parse_float(s).is_some_and(f64::is_finite) {
+                    return Err(range());
+                }
+                out.copy_from_slice(&v.to_ne_bytes());
+                return Ok(());
+            } else {
+                parse_float(s).ok_or_else(|| not("a number"))?
+            };
+            match st {
+                ScalarType::F64 => out.copy_from_slice(&v.to_ne_bytes()),
+                ScalarType::F16 => {
+                    let h = f16::from_f64(v);
+                    if h.is_infinite() && v.is_finite() {
+                        return Err(range());
+                    }
+                    out.copy_from_slice(&h.to_bits().to_ne_bytes());
+                }
+                _ => {
+                    let h = bf16::from_f64(v);
+                    if h.is_infinite() && v.is_finite() {
+                        return Err(range());
+                    }
+                    out.copy_from_slice(&h.to_bits().to_ne_bytes());
+                }
+            }
+        }
+        DType::Scalar(ScalarType::U64) => {
+            let v = parse_u64(s).ok_or_else(|| not("an unsigned integer"))?.map_err(|_| range())?;
+            out.copy_from_slice(&v.to_ne_bytes());
+        }
+        DType::Scalar(st) => {
+            let v = parse_int(s).ok_or_else(|| not("an integer"))?.map_err(|_| range())?;
+            macro_rules! put {
+                ($t:ty) => {{
+                    let x = <$t>::try_from(v).map_err(|_| range())?;
+                    out.copy_from_slice(&x.to_ne_bytes());
+                }};
+            }
+            match st {
+                ScalarType::I8 => put!(i8),
+                ScalarType::I16 => put!(i16),
+                ScalarType::I32 => put!(i32),
+                ScalarType::I64 => put!(i64),
+                ScalarType::U8 => put!(u8),
+                ScalarType::U16 => put!(u16),
+                _ => put!(u32),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// C's `%G` (precision 6) of a double, as IREE prints floats.
+///
+/// ```
+/// use fnabi_core::text::format_g;
+/// assert_eq!(format_g(123456789.0), "1.23457E+08");
+/// assert_eq!(format_g(0.0001), "0.0001");
+/// assert_eq!(format_g(1e-5), "1E-05");
+/// assert_eq!(format_g(100000.0), "100000");
+/// assert_eq!(format_g(-f64::NAN), "-NAN");
+/// ```
+pub fn format_g(v: f64) -> String {
+    const P: i32 = 6;
+    let sign = if v.is_sign_negative() { "-" } else { "" };
+    if v.is_nan() {
+        return format!("{sign}NAN");
+    }
+    if v.is_infinite() {
+        return format!("{sign}INF");
+    }
+    if v == 0.0 {
+        return format!("{sign}0");
+    }
+    // Rounded to P significant digits: mantissa and decimal exponent.
+    let e_form = format!("{:.*e}", (P - 1) as usize, v.abs());
+    let (mant, exp) = e_form.split_once('e').unwrap_or((&e_form, "0"));
+    let x: i32 = exp.parse().unwrap_or(0);
+    let trim = |s: String| -> String {
+        if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_owned() } else { s }
+    };
+    if (-4..P).contains(&x) {
+        let decimals = (P - 1 - x) as usize;
+        format!("{sign}{}", trim(format!("{:.*}", decimals, v.abs())))
+    } else {
+        let m = trim(mant.to_owned());
+        format!("{sign}{m}E{}{:02}", if x < 0 { '-' } else { '+' }, x.abs())
+    }
+}
+
+fn format_element(a: &Array<'_>, off: usize, out: &mut String) {
+    let p = a.storage_ptr().wrapping_add(off);
+    // SAFETY: `off` comes from Array::for_each_offset: an in-bounds, aligned
+    // element of the array's dtype.
+    let s = unsafe {
+        match a.dtype() {
+            DType::Bool => (if p.read() != 0 { "1" } else { "0" }).to_owned(),
+            DType::Scalar(st) => match st {
+                ScalarType::F32 => format_g(f64::from(p.cast::<f32>().read())),
+                ScalarType::F64 => format_g(p.cast::<f64>().read()),
+                ScalarType::F16 => format_g(p.cast::<f16>().read().to_f64()),
+                ScalarType::BF16 => format_g(p.cast::<bf16>().read().to_f64()),
+                ScalarType::I8 => p.cast::<i8>().read().to_string(),
+                ScalarType::I16 => p.cast::<i16>().read().to_string(),
+                ScalarType::I32 => p.cast::<i32>().read().to_string(),
+                ScalarType::I64 => p.cast::<i64>().read().to_string(),
+                ScalarType::U8 => p.read().to_string(),
+                ScalarType::U16 => p.cast::<u16>().read().to_string(),
+                ScalarType::U32 => p.cast::<u32>().read().to_string(),
+                ScalarType::U64 => p.cast::<u64>().read().to_string(),
+            },
+        }
+    };
+    out.push_str(&s);
+}
+
+/// Prints an array in IREE's output form: `2x3xf32=[1 2 3][4 5 6]`,
+/// `4xi32=1 2 3 4`, `f32=1.5` for rank 0.
+pub fn format_array(a: &Array<'_>) -> String {
+    let mut out = String::new();
+    for d in a.shape() {
+        let _ = write!(out, "{d}x");
+    }
+    out.push_str(dtype_name(a.dtype()));
+    out.push('=');
+    let shape = a.shape();
+    let rank = shape.len();
+    let mut idx = vec![0usize; rank];
+    let mut first = true;
+    a.for_each_offset(|o| {
+        // Sub-arrays at levels 1..rank open where the trailing indices are all 0
+        // and close where they are all at their maximum.
+        let zeros = idx.iter().rev().take_while(|&&i| i == 0).count();
+        let opens = zeros.min(rank.saturating_sub(1));
+        if !first && rank > 0 && idx[rank - 1] != 0 {
+            out.push(' ');
+        }
+        first = false;
+        out.extend(std::iter::repeat_n('[', opens));
+        format_element(a, o, &mut out);
+        let full = idx.iter().zip(shape).rev().take_while(|(i, n)| **i + 1 == **n).count();
+        out.extend(std::iter::repeat_n(']', full.min(rank.saturating_sub(1))));
+        for d in (0..rank).rev() {
+            idx[d] += 1;
+            if idx[d] < shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    });
+    out
+}
+
+/// Prints a scalar with its type, as IREE prints scalar results: `i64=3`,
+/// `f32=1.5`.
+pub fn format_scalar(dtype: DType, v: &Value<'_>) -> Option<String> {
+    let body = match (dtype, v) {
+        (DType::Bool, Value::Bool(b)) => u8::from(*b).to_string(),
+        (d, Value::Float(f)) if d.is_float() => format_g(*f),
+        (d, Value::Int(i)) if !d.is_float() => i.to_string(),
+        _ => return None,
+    };
+    Some(format!("{}={body}", dtype_name(dtype)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round(s: &str) -> String {
+        format_array(&parse_array(s).unwrap())
+    }
+
+    fn err(s: &str) -> String {
+        parse_value(s).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn iree_forms() {
+        assert_eq!(round("2x3xf32=1 2 3 4 5 6"), "2x3xf32=[1 2 3][4 5 6]");
+        assert_eq!(round("2x3xf32=[1 2 3][4 5 6]"), "2x3xf32=[1 2 3][4 5 6]");
+        assert_eq!(round("2x3xf32=[[1 2 3][4 5 6]]"), "2x3xf32=[1 2 3][4 5 6]");
+        assert_eq!(round("2x2x2xi8=[[1 2][3 4]][[5 6][7 -8]]"), "2x2x2xi8=[[1 2][3 4]][[5 6][7 -8]]");
+        assert_eq!(round("2x1x3xi8=1 2 3 4 5 6"), "2x1x3xi8=[[1 2 3]][[4 5 6]]");
+        assert_eq!(round("4xi32=1, 2,3 ,4"), "4xi32=1 2 3 4");
+        assert_eq!(round("4xi32=[1 2 3 4]"), "4xi32=1 2 3 4");
+        assert_eq!(round("3x4xf32=0"), "3x4xf32=[0 0 0 0][0 0 0 0][0 0 0 0]");
+        assert_eq!(round("f32=2.5"), "f32=2.5");
+        assert_eq!(round("0x3xf32="), "0x3xf32=");
+        assert_eq!(round("3xi1=1 0 true"), "3xi1=1 0 1");
+        assert_eq!(round("2xui64=18446744073709551615 0x10"), "2xui64=18446744073709551615 16");
+        assert_eq!(round("3xf64=-0.5 nan -inf"), "3xf64=-0.5 NAN -INF");
+        assert_eq!(round("4xf32=0.1 123456789 1e20 -0"), "4xf32=0.1 1.23457E+08 1E+20 -0");
+        assert_eq!(round("2xbf16=1.5 -3"), "2xbf16=1.5 -3");
+        assert_eq!(round("2xf16=65504 0.000061035"), "2xf16=65504 6.10352E-05");
+        assert_eq!(round("3x2xsi32=[1 4][2 -5][3 6]"), "3x2xi32=[1 4][2 -5][3 6]");
+        let Value::Array(a) = parse_value("2x3xf32=1 2 3 4 5 6").unwrap() else { panic!() };
+        assert_eq!(a.to_vec::<f32>().unwrap(), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let t = a.permuted(&[1, 0]).unwrap();
+        assert_eq!(format_array(&t), "3x2xf32=[1 4][2 5][3 6]");
+    }
+
+    #[test]
+    fn scalars() {
+        assert_eq!(parse_value(" 42 ").unwrap(), Value::Int(42));
+        assert_eq!(parse_value("-0x10").unwrap(), Value::Int(-16));
+        assert_eq!(parse_value("1e3").unwrap(), Value::Float(1000.0));
+        assert_eq!(parse_value("true").unwrap(), Value::Bool(true));
+        let Value::Array(a) = parse_value("i32=42").unwrap() else { panic!() };
+        assert_eq!((a.rank(), a.get::<i32>(&[]).unwrap()), (0, 42));
+        assert_eq!(format_scalar(DType::I64, &Value::Int(3)).unwrap(), "i64=3");
+        assert_eq!(format_scalar(DType::F32, &Value::Float(0.1)).unwrap(), "f32=0.1");
+        assert_eq!(format_scalar(DType::Bool, &Value::Bool(true)).unwrap(), "i1=1");
+        assert_eq!(format_scalar(DType::I64, &Value::Float(0.1)), None);
+    }
+
+    #[test]
+    fn errors_have_offsets() {
+        assert_eq!(err(""), "at byte 0: expected a value");
+        assert_eq!(err("  4x"), "at byte 2: `4x` is not a number");
+        assert_eq!(err("99999999999999999999"), "at byte 0: integer `99999999999999999999` does not fit in 64 bits");
+        assert_eq!(err("2x3xf33=1"), "at byte 4: unknown type name \"f33\"");
+        assert_eq!(err("2x?xf32=1"), "at byte 2: `?` is not a dimension (digits)");
+        assert_eq!(err("2x=1"), "at byte 2: expected an element type before `=`");
+        assert_eq!(err("2xf32=1 2 3"), "at byte 6: expected 2 values (or 1 to fill the array), found 3");
+        assert_eq!(err("f32=1 2"), "at byte 4: expected 1 value, found 2");
+        assert_eq!(err("0xf32=1"), "at byte 6: expected 0 values (or 1 to fill the array), found 1");
+        assert_eq!(err("3xi8=1 200 3"), "at byte 7: `200` is out of range for i8");
+        assert_eq!(err("2xui8=1 -1"), "at byte 8: `-1` is out of range for ui8");
+        assert_eq!(err("2xui64=1 -1"), "at byte 9: `-1` is not an unsigned integer");
+        assert_eq!(err("2xi32=1 1.5"), "at byte 8: `1.5` is not an integer");
+        assert_eq!(err("2xf32=1 0x10"), "at byte 8: `0x10` is not a number");
+        assert_eq!(err("2xf32=1 1e39"), "at byte 8: `1e39` is out of range for f32");
+        assert_eq!(err("2xf16=1 1e6"), "at byte 8: `1e6` is out of range for f16");
+        assert_eq!(err("2xi1=1 2"), "at byte 7: `2` is not a boolean (0, 1, true, false)");
+        assert_eq!(err("2xi32=1,,2"), "at byte 8: a comma must separate two values");
+        assert_eq!(err("2xi32=,1 2"), "at byte 6: a comma must separate two values");
+        assert_eq!(
+            err("2x2xi32=[1 2 3 4]"),
+            "at byte 13: brackets do not follow the shape [2, 2] (write the values flat, or as IREE prints them)"
+        );
+        assert_eq!(
+            err("2x2xi32=[1 2][3 4"),
+            "at byte 17: brackets do not follow the shape [2, 2] (write the values flat, or as IREE prints them)"
+        );
+        assert!(err("99999999999x99999999999x99999999999xf32=1").contains("too large"));
+        assert_eq!(err("2x2xi8=[1]"), "at byte 7: a single value that fills the array takes no brackets");
+        assert!(parse_array("2xf32").unwrap_err().to_string().contains("expected `SHAPExTYPE=VALUES`"));
+        assert_eq!(err("2xf32"), "at byte 0: `2xf32` is not a number");
+    }
+
+    #[test]
+    fn percent_g_matches_c() {
+        for (v, want) in [
+            (1234565.0, "1.23456E+06"),
+            (0.000123456789, "0.000123457"),
+            (1.5e-7, "1.5E-07"),
+            (999999.5, "1E+06"),
+            (9.9999995, "10"),
+            (1e100, "1E+100"),
+            (-2.5, "-2.5"),
+            (f64::INFINITY, "INF"),
+            (123456.0, "123456"),
+        ] {
+            assert_eq!(format_g(v), want, "{v}");
+        }
+    }
+}

@@ -1,0 +1,395 @@
+//! Compiling `.mlir` text to a shared library with Debian's MLIR/LLVM
+//! command-line tools (version 22, else 19), cached by content hash.
+//!
+//! The pipeline (verified with MLIR 22.1.8 and 19.1.7):
+//!
+//! ```text
+//! mlir-opt-N input.mlir  [PIPELINE passes]      -> lowered.mlir   (LLVM dialect)
+//! mlir-translate-N --mlir-to-llvmir             -> module.ll
+//! opt-N -O2 -mtriple=HOST                       -> module.bc      (the triple is required:
+//!                                                                   without it i64 fields of
+//!                                                                   result structs misalign)
+//! llc-N -O2 -mtriple=HOST --relocation-model=pic -filetype=obj -> module.o
+//! cc -shared                                    -> lib.so
+//! ```
+//!
+//! `--llvm-request-c-wrappers` gives every function a `_mlir_ciface_`
+//! wrapper, with or without `llvm.emit_c_interface` (external declarations
+//! included: the module calls them as `_mlir_ciface_<name>`). The result
+//! depends only on libc, unless [`LinkInputs`] add fnabi's C glue for the
+//! module's external functions (`cc -O2 -fPIC -c`) and MLIR's runtime
+//! libraries (linked `--as-needed`, with an rpath), see
+//! [`crate::externals`].
+//!
+//! Results are cached in `$FNABI_CACHE_DIR`, else `$XDG_CACHE_HOME/fnabi`,
+//! else `~/.cache/fnabi`, under a 128-bit hash of the source, the pipeline,
+//! the tool version and the target; the exact key text is stored beside the
+//! library and compared on every hit, so a hash collision recompiles rather
+//! than loads the wrong code. Each compile works in its own temporary
+//! directory and publishes with an atomic rename, so concurrent processes
+//! (parallel test binaries) are safe.
+
+use crate::MlirError;
+use fnabi_core::error::Error;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The MLIR/LLVM versions fnabi uses, preferred first.
+pub const VERSIONS: [u32; 2] = [22, 19];
+
+/// The `mlir-opt` passes, in order.
+pub const PIPELINE: [&str; 11] = [
+    "--llvm-request-c-wrappers",
+    "--convert-linalg-to-loops",
+    "--expand-strided-metadata",
+    "--convert-scf-to-cf",
+    "--convert-cf-to-llvm",
+    "--convert-math-to-llvm",
+    "--finalize-memref-to-llvm",
+    "--convert-arith-to-llvm",
+    "--convert-index-to-llvm",
+    "--convert-func-to-llvm",
+    "--reconcile-unrealized-casts",
+];
+
+/// The Debian packages that provide the tools.
+pub const PACKAGES_HINT: &str =
+    "apt-get install --no-install-recommends mlir-22-tools llvm-22 (or mlir-19-tools llvm-19)";
+
+/// The located tools of one MLIR/LLVM version.
+#[derive(Clone, Debug)]
+pub struct Toolchain {
+    /// The major version (22 or 19).
+    pub version: u32,
+    /// The full version (`22.1.8`).
+    pub full_version: String,
+    /// The host target triple (`x86_64-pc-linux-gnu`).
+    pub triple: String,
+    /// The version's library directory (`llvm-config --libdir`), where
+    /// MLIR's runtime utilities live (see [`crate::runtime_utils`]).
+    pub libdir: PathBuf,
+    mlir_opt: PathBuf,
+    mlir_translate: PathBuf,
+    opt: PathBuf,
+    llc: PathBuf,
+    cc: PathBuf,
+}
+
+fn which(name: &str, dirs: &[PathBuf]) -> Option<PathBuf> {
+    dirs.iter().map(|d| d.join(name)).find(|p| p.is_file())
+}
+
+fn path_dirs() -> Vec<PathBuf> {
+    std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default()
+}
+
+fn run_capture(tool: &Path, args: &[&OsStr], dir: Option<&Path>) -> Result<String, MlirError> {
+    let mut cmd = Command::new(tool);
+    cmd.args(args);
+    if let Some(d) = dir {
+        cmd.current_dir(d);
+    }
+    let out = cmd.output().map_err(|e| MlirError::io(format!("running {}", tool.display()), e))?;
+    if !out.status.success() {
+        return Err(MlirError::ToolFailed {
+            tool: tool.file_name().unwrap_or(tool.as_os_str()).to_string_lossy().into_owned(),
+            status: out.status.to_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+impl Toolchain {
+    /// Finds the tools on `PATH` (version 22, else 19; `FNABI_MLIR_VERSION`
+    /// picks one) and the C compiler (`$CC`, else `cc`).
+    pub fn find() -> Result<Toolchain, MlirError> {
+        let versions: Vec<u32> =
+            match std::env::var("FNABI_MLIR_VERSION") {
+                Ok(v) => vec![v.trim().parse().map_err(|_| {
+                    MlirError::ToolsMissing(format!("FNABI_MLIR_VERSION = {v:?} is not a version number"))
+                })?],
+                Err(_) => VERSIONS.to_vec(),
+            };
+        let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+        Toolchain::find_in(&path_dirs(), &versions, &cc)
+    }
+
+    /// Finds the tools of the first of `versions` that is complete in
+    /// `dirs`, and the C compiler `cc` (a name looked up in `dirs`, or a path).
+    pub fn find_in(dirs: &[PathBuf], versions: &[u32], cc: &str) -> Result<Toolchain, MlirError> {
+        for &v in versions {
+            let tool = |n: &str| which(&format!("{n}-{v}"), dirs);
+            let (Some(mlir_opt), Some(mlir_translate), Some(opt), Some(llc), Some(config)) =
+                (tool("mlir-opt"), tool("mlir-translate"), tool("opt"), tool("llc"), tool("llvm-config"))
+            else {
+                continue;
+            };
+            let cc_path = if cc.contains('/') { Some(PathBuf::from(cc)) } else { which(cc, dirs) };
+            let cc = cc_path.ok_or_else(|| {
+                MlirError::ToolsMissing(format!(
+                    "no C compiler `{cc}` to link MLIR code into a shared library: apt-get install build-essential"
+                ))
+            })?;
+            // One process answers all three (one line each, in order); its
+            // answer is remembered per binary (path, size, mtime), so a warm
+            // `fnabi run` spawns nothing.
+            let probe = ["--version", "--host-target", "--libdir"].map(OsStr::new);
+            let answer = match probe_cache(&config) {
+                Some((_, Some(known))) => known,
+                cached => {
+                    let answer = run_capture(&config, &probe, None)?;
+                    if let Some((file, _)) = cached {
+                        let tmp = file.with_extension(format!("tmp{}", std::process::id()));
+                        if std::fs::write(&tmp, &answer).is_ok() {
+                            let _ = std::fs::rename(&tmp, &file);
+                        }
+                    }
+                    answer
+                }
+            };
+            let mut lines = answer.lines().map(str::trim);
+            let (Some(full_version), Some(triple), Some(libdir)) = (lines.next(), lines.next(), lines.next()) else {
+                return Err(MlirError::ToolsMissing(format!(
+                    "{} {} printed {answer:?}, expected three lines",
+                    config.display(),
+                    probe.map(|p| p.to_string_lossy().into_owned()).join(" ")
+                )));
+            };
+            let (full_version, triple, libdir) = (full_version.to_owned(), triple.to_owned(), PathBuf::from(libdir));
+            return Ok(Toolchain { version: v, full_version, triple, libdir, mlir_opt, mlir_translate, opt, llc, cc });
+        }
+        let wanted: Vec<String> = versions.iter().map(|v| format!("mlir-opt-{v}")).collect();
+        Err(MlirError::ToolsMissing(format!(
+            "the MLIR/LLVM tools are not installed (looked for {} with mlir-translate, opt, llc, llvm-config of the \
+             same version on PATH); install the Debian packages: {PACKAGES_HINT}",
+            wanted.join(" or ")
+        )))
+    }
+}
+
+/// Where the probe answer of `llvm-config` at `config` is remembered (a
+/// file named by the binary's path, size and modification time), and the
+/// answer if it is there. `None` when the binary cannot be looked at.
+fn probe_cache(config: &Path) -> Option<(PathBuf, Option<String>)> {
+    let meta = std::fs::metadata(config).ok()?;
+    let mtime = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
+    let key = format!("{}\n{}\n{mtime}", config.display(), meta.len());
+    let dir = default_cache_dir().join("toolchain");
+    std::fs::create_dir_all(&dir).ok()?;
+    let file = dir.join(format!("{:032x}.txt", fnv1a_128(key.as_bytes())));
+    let known = std::fs::read_to_string(&file).ok().filter(|t| t.lines().count() == 3);
+    Some((file, known))
+}
+
+/// The default cache directory (see the module docs).
+pub fn default_cache_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("FNABI_CACHE_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d).join("fnabi");
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
+    home.join(".cache").join("fnabi")
+}
+
+/// Compiles `.mlir` text to shared libraries, with a cache.
+#[derive(Clone, Debug)]
+pub struct Compiler {
+    tools: Toolchain,
+    cache_dir: PathBuf,
+}
+
+static FOUND: OnceLock<Result<Toolchain, String>> = OnceLock::new();
+
+impl Compiler {
+    /// The tools from `PATH` (looked up once per process) and the default cache.
+    pub fn new() -> Result<Compiler, Error> {
+        let found = FOUND.get_or_init(|| Toolchain::find().map_err(|e| e.to_string()));
+        match found {
+            Ok(tools) => Ok(Compiler { tools: tools.clone(), cache_dir: default_cache_dir() }),
+            Err(msg) => Err(MlirError::ToolsMissing(msg.clone()).into()),
+        }
+    }
+
+    /// Given tools and cache directory.
+    pub fn with(tools: Toolchain, cache_dir: impl Into<PathBuf>) -> Compiler {
+        Compiler { tools, cache_dir: cache_dir.into() }
+    }
+
+    /// The tools.
+    pub fn toolchain(&self) -> &Toolchain {
+        &self.tools
+    }
+
+    /// The cache directory.
+    pub fn cache_dir(&self) -> &Path {
+        &self.cache_dir
+    }
+
+    /// Everything the compiled code depends on, as one text. Link inputs
+    /// (when there are any) come before the source, the glue with its
+    /// length, so no two inputs give the same text.
+    fn key_text(&self, source: &str, link: &LinkInputs) -> String {
+        let mut extra = String::new();
+        for lib in &link.libraries {
+            extra.push_str(&format!("link {}\n", lib.display()));
+        }
+        if let Some(glue) = &link.c_glue {
+            extra.push_str(&format!("glue {}\n{glue}\n", glue.len()));
+        }
+        format!(
+            "fnabi-mlir-cache v1\nversion {}\ntriple {}\npipeline {}\n{extra}\n{source}",
+            self.tools.full_version,
+            self.tools.triple,
+            PIPELINE.join(" ")
+        )
+    }
+
+    /// The cache key of `source`: 32 hex digits.
+    pub fn cache_key(&self, source: &str) -> String {
+        format!("{:032x}", fnv1a_128(self.key_text(source, &LinkInputs::default()).as_bytes()))
+    }
+
+    /// The shared library compiled from `source` (from the cache when there).
+    pub fn compile(&self, source: &str) -> Result<PathBuf, Error> {
+        self.compile_with(source, &LinkInputs::default())
+    }
+
+    /// The shared library compiled from `source` and linked with `link`
+    /// (from the cache when there): the C glue is compiled with
+    /// `cc -O2 -fPIC -c`, the libraries are linked `--as-needed` (a
+    /// dependency only when the module uses one of their functions) with an
+    /// rpath to their directories.
+    pub fn compile_with(&self, source: &str, link: &LinkInputs) -> Result<PathBuf, Error> {
+        let key_text = self.key_text(source, link);
+        let key = format!("{:032x}", fnv1a_128(key_text.as_bytes()));
+        let dir = self.cache_dir.join("mlir");
+        let so = dir.join(format!("lib{key}.so"));
+        let key_file = dir.join(format!("lib{key}.key"));
+        if so.is_file() && std::fs::read(&key_file).is_ok_and(|k| k == key_text.as_bytes()) {
+            return Ok(so);
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| MlirError::io(format!("creating {}", dir.display()), e))?;
+        let tmp = TempDir::new(&dir, &key)?;
+        let t = &self.tools;
+        let p = |name: &str| tmp.0.join(name);
+        std::fs::write(p("input.mlir"), source).map_err(|e| MlirError::io("writing input.mlir", e))?;
+        let mut args: Vec<&OsStr> = vec![OsStr::new("input.mlir")];
+        args.extend(PIPELINE.iter().map(OsStr::new));
+        args.extend([OsStr::new("-o"), OsStr::new("lowered.mlir")]);
+        run_capture(&t.mlir_opt, &args, Some(&tmp.0))?;
+        run_capture(
+            &t.mlir_translate,
+            &["--mlir-to-llvmir", "lowered.mlir", "-o", "module.ll"].map(OsStr::new),
+            Some(&tmp.0),
+        )?;
+        let triple = format!("-mtriple={}", t.triple);
+        run_capture(&t.opt, &["-O2", &triple, "module.ll", "-o", "module.bc"].map(OsStr::new), Some(&tmp.0))?;
+        run_capture(
+            &t.llc,
+            &["-O2", &triple, "--relocation-model=pic", "-filetype=obj", "module.bc", "-o", "module.o"].map(OsStr::new),
+            Some(&tmp.0),
+        )?;
+        let mut link_args: Vec<std::ffi::OsString> = ["-shared", "-o", "lib.so", "module.o"].map(Into::into).to_vec();
+        if let Some(glue) = &link.c_glue {
+            std::fs::write(p("glue.c"), glue).map_err(|e| MlirError::io("writing glue.c", e))?;
+            run_capture(&t.cc, &["-O2", "-fPIC", "-c", "glue.c", "-o", "glue.o"].map(OsStr::new), Some(&tmp.0))?;
+            link_args.push("glue.o".into());
+        }
+        if !link.libraries.is_empty() {
+            link_args.push("-Wl,--as-needed".into());
+            link_args.extend(link.libraries.iter().map(|l| l.as_os_str().to_owned()));
+            link_args.push("-Wl,--no-as-needed".into());
+            let mut dirs: Vec<&Path> = link.libraries.iter().filter_map(|l| l.parent()).collect();
+            dirs.dedup();
+            for d in dirs {
+                let mut arg = std::ffi::OsString::from("-Wl,-rpath,");
+                arg.push(d);
+                link_args.push(arg);
+            }
+        }
+        let link_refs: Vec<&OsStr> = link_args.iter().map(|a| a.as_os_str()).collect();
+        run_capture(&t.cc, &link_refs, Some(&tmp.0))?;
+        std::fs::write(p("key"), &key_text).map_err(|e| MlirError::io("writing the cache key", e))?;
+        // Publish: key first, then the library, each by an atomic rename.
+        std::fs::rename(p("key"), &key_file)
+            .map_err(|e| MlirError::io(format!("renaming to {}", key_file.display()), e))?;
+        std::fs::rename(p("lib.so"), &so).map_err(|e| MlirError::io(format!("renaming to {}", so.display()), e))?;
+        Ok(so)
+    }
+}
+
+/// What is linked into a module's shared library besides its code.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LinkInputs {
+    /// C source compiled and linked in (fnabi's trampolines and shims for
+    /// the module's external functions, see [`crate::externals`]).
+    pub c_glue: Option<String>,
+    /// Shared libraries (full paths), linked only where the module uses them.
+    pub libraries: Vec<PathBuf>,
+}
+
+impl LinkInputs {
+    /// True when nothing is linked besides the module's code.
+    pub fn is_empty(&self) -> bool {
+        self.c_glue.is_none() && self.libraries.is_empty()
+    }
+}
+
+/// A uniquely named directory, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(parent: &Path, key: &str) -> Result<TempDir, MlirError> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static N: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let name = format!("tmp-{key}-{}-{nanos}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
+        let d = parent.join(name);
+        std::fs::create_dir(&d).map_err(|e| MlirError::io(format!("creating {}", d.display()), e))?;
+        Ok(TempDir(d))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// FNV-1a, 128-bit.
+fn fnv1a_128(bytes: &[u8]) -> u128 {
+    const OFFSET: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
+    const PRIME: u128 = 0x0000_0000_0100_0000_0000_0000_0000_013b;
+    bytes.iter().fold(OFFSET, |h, &b| (h ^ u128::from(b)).wrapping_mul(PRIME))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv_reference_values() {
+        assert_eq!(fnv1a_128(b""), 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d);
+        assert_eq!(fnv1a_128(b"a"), 0xd228_cb69_6f1a_8caf_7891_2b70_4e4a_8964);
+    }
+
+    #[test]
+    fn missing_tools_name_the_packages() {
+        let empty = std::env::temp_dir().join("fnabi-no-tools-here");
+        let e = Toolchain::find_in(&[empty], &VERSIONS, "cc").unwrap_err().to_string();
+        assert!(e.contains("mlir-opt-22 or mlir-opt-19"), "{e}");
+        assert!(e.contains("mlir-22-tools llvm-22"), "{e}");
+    }
+
+    #[test]
+    fn cache_dir_from_env_order() {
+        // Only reads the environment; the variables are not changed here.
+        let d = default_cache_dir();
+        assert!(d.ends_with("fnabi") || std::env::var_os("FNABI_CACHE_DIR").is_some());
+    }
+}

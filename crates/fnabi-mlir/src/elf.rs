@@ -1,0 +1,372 @@
+//! A small, bounds-checked reader of the dynamic symbols of an ELF64 file
+//! (a shared library): which functions it defines — such as the
+//! `_mlir_ciface_` wrappers of MLIR-compiled code — and which it needs from
+//! elsewhere. Zero-copy over `&[u8]`; every offset and size is checked, so
+//! any input gives symbols or a [`ParseError`] with a byte offset, never a
+//! panic. Only what dynamic symbols need is read (the ELF header, the
+//! section headers, `.dynsym` and its string table).
+//!
+//! ```
+//! # let so = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+//! use fnabi_mlir::elf::ElfFile;
+//! let elf = ElfFile::parse(&so);
+//! # let _ = elf;
+//! assert!(ElfFile::parse(b"not an ELF file").is_err());
+//! ```
+
+use fnabi_core::error::{ParseError, ParseErrorKind};
+
+/// The prefix of MLIR's C-interface wrappers.
+pub const CIFACE_PREFIX: &str = "_mlir_ciface_";
+
+/// What a symbol names (`STT_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SymbolKind {
+    /// `STT_NOTYPE`.
+    NoType,
+    /// `STT_OBJECT`: data.
+    Object,
+    /// `STT_FUNC`: code.
+    Func,
+    /// `STT_SECTION`.
+    Section,
+    /// `STT_FILE`.
+    File,
+    /// `STT_COMMON`.
+    Common,
+    /// `STT_TLS`.
+    Tls,
+    /// Any other code.
+    Other(u8),
+}
+
+/// A symbol's binding (`STB_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Binding {
+    /// `STB_LOCAL`.
+    Local,
+    /// `STB_GLOBAL`.
+    Global,
+    /// `STB_WEAK`.
+    Weak,
+    /// Any other code.
+    Other(u8),
+}
+
+/// One dynamic symbol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DynSymbol<'a> {
+    /// The name's bytes (not necessarily UTF-8).
+    pub name: &'a [u8],
+    /// What it names.
+    pub kind: SymbolKind,
+    /// Its binding.
+    pub binding: Binding,
+    /// True when this file defines it (`st_shndx != SHN_UNDEF`).
+    pub defined: bool,
+    /// `st_value`.
+    pub value: u64,
+    /// `st_size`.
+    pub size: u64,
+}
+
+impl<'a> DynSymbol<'a> {
+    /// The name, if it is UTF-8.
+    pub fn name_str(&self) -> Option<&'a str> {
+        std::str::from_utf8(self.name).ok()
+    }
+}
+
+/// A checked view of an ELF64 file's dynamic symbol table.
+#[derive(Clone, Copy, Debug)]
+pub struct ElfFile<'a> {
+    data: &'a [u8],
+    big_endian: bool,
+    /// `(offset, count)` of `.dynsym`; `None` without one.
+    dynsym: Option<(usize, usize)>,
+    /// `(offset, size)` of its string table.
+    dynstr: (usize, usize),
+}
+
+fn err(offset: usize, what: &'static str) -> ParseError {
+    ParseError::new(offset, ParseErrorKind::Expected(what))
+}
+
+struct Reader<'a> {
+    data: &'a [u8],
+    be: bool,
+}
+
+impl Reader<'_> {
+    fn bytes<const N: usize>(&self, at: usize) -> Result<[u8; N], ParseError> {
+        at.checked_add(N)
+            .and_then(|end| self.data.get(at..end))
+            .and_then(|s| s.try_into().ok())
+            .ok_or_else(|| err(at.min(self.data.len()), "more bytes (the file ends inside a header or table)"))
+    }
+    fn u16(&self, at: usize) -> Result<u16, ParseError> {
+        let b = self.bytes::<2>(at)?;
+        Ok(if self.be { u16::from_be_bytes(b) } else { u16::from_le_bytes(b) })
+    }
+    fn u32(&self, at: usize) -> Result<u32, ParseError> {
+        let b = self.bytes::<4>(at)?;
+        Ok(if self.be { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) })
+    }
+    fn u64(&self, at: usize) -> Result<u64, ParseError> {
+        let b = self.bytes::<8>(at)?;
+        Ok(if self.be { u64::from_be_bytes(b) } else { u64::from_le_bytes(b) })
+    }
+    /// A `(offset, size)` range that must lie inside the file.
+    fn range(&self, off: u64, size: u64, at: usize, what: &'static str) -> Result<(usize, usize), ParseError> {
+        let (o, s) = (usize::try_from(off).ok(), usize::try_from(size).ok());
+        match (o, s) {
+            (Some(o), Some(s)) if o.checked_add(s).is_some_and(|e| e <= self.data.len()) => Ok((o, s)),
+            _ => Err(err(at, what)),
+        }
+    }
+}
+
+const SHT_DYNSYM: u32 = 11;
+const SECTION_HEADER_SIZE: usize = 64;
+const SYMBOL_SIZE: usize = 24;
+
+impl<'a> ElfFile<'a> {
+    /// Checks the ELF header and locates `.dynsym` and its string table.
+    pub fn parse(data: &'a [u8]) -> Result<ElfFile<'a>, ParseError> {
+        if data.len() < 4 || &data[..4] != b"\x7fELF" {
+            return Err(err(0, "the ELF magic number \\x7fELF"));
+        }
+        match data.get(4) {
+            Some(2) => {}
+            Some(_) => return Err(err(4, "a 64-bit ELF file (class 2)")),
+            None => return Err(err(4, "the ELF class byte")),
+        }
+        let big_endian = match data.get(5) {
+            Some(1) => false,
+            Some(2) => true,
+            _ => return Err(err(5, "an ELF data encoding of 1 (little-endian) or 2 (big-endian)")),
+        };
+        let r = Reader { data, be: big_endian };
+        let shoff = r.u64(0x28)?;
+        let shentsize = r.u16(0x3a)?;
+        let mut shnum = u64::from(r.u16(0x3c)?);
+        if shoff == 0 {
+            return Err(err(0x28, "section headers (this file has none, so no dynamic symbol table is found)"));
+        }
+        if usize::from(shentsize) != SECTION_HEADER_SIZE {
+            return Err(err(0x3a, "64-byte section headers"));
+        }
+        let shoff_u = usize::try_from(shoff).map_err(|_| err(0x28, "a section header offset inside the file"))?;
+        if shnum == 0 {
+            // Extended numbering: the count is in section 0's sh_size.
+            shnum =
+                r.u64(shoff_u.checked_add(32).ok_or_else(|| err(0x28, "a section header offset inside the file"))?)?;
+        }
+        let table_size = shnum.saturating_mul(SECTION_HEADER_SIZE as u64);
+        r.range(shoff, table_size, 0x28, "a section header table inside the file")?;
+        let shnum = shnum as usize; // bounded by the file size just above
+        let mut dynsym = None;
+        let mut dynstr = (0, 0);
+        for k in 0..shnum {
+            let h = shoff_u + k * SECTION_HEADER_SIZE;
+            if r.u32(h + 4)? != SHT_DYNSYM {
+                continue;
+            }
+            if dynsym.is_some() {
+                return Err(err(h, "at most one dynamic symbol table"));
+            }
+            let (off, size) = r.range(r.u64(h + 24)?, r.u64(h + 32)?, h + 24, "a .dynsym inside the file")?;
+            if r.u64(h + 56)? != SYMBOL_SIZE as u64 || size % SYMBOL_SIZE != 0 {
+                return Err(err(h + 56, "24-byte .dynsym entries"));
+            }
+            let link = r.u32(h + 40)? as usize;
+            if link == 0 || link >= shnum {
+                return Err(err(h + 40, "a .dynsym string-table link to an existing section"));
+            }
+            let sh = shoff_u + link * SECTION_HEADER_SIZE;
+            dynstr = r.range(r.u64(sh + 24)?, r.u64(sh + 32)?, sh + 24, "a .dynstr inside the file")?;
+            dynsym = Some((off, size / SYMBOL_SIZE));
+        }
+        Ok(ElfFile { data, big_endian, dynsym, dynstr })
+    }
+
+    /// Number of dynamic symbols (including the null symbol 0).
+    pub fn dynamic_symbol_count(&self) -> usize {
+        self.dynsym.map_or(0, |(_, n)| n)
+    }
+
+    /// Dynamic symbol `i`.
+    pub fn dynamic_symbol(&self, i: usize) -> Result<DynSymbol<'a>, ParseError> {
+        let (off, n) = self.dynsym.ok_or_else(|| err(0, "a dynamic symbol table"))?;
+        if i >= n {
+            return Err(err(off, "a symbol index inside .dynsym"));
+        }
+        let r = Reader { data: self.data, be: self.big_endian };
+        let at = off + i * SYMBOL_SIZE;
+        let name_off = r.u32(at)? as usize;
+        let info = r.bytes::<1>(at + 4)?[0];
+        let shndx = r.u16(at + 6)?;
+        let (value, size) = (r.u64(at + 8)?, r.u64(at + 16)?);
+        let (so, ss) = self.dynstr;
+        let strtab = &self.data[so..so + ss];
+        let name = strtab
+            .get(name_off..)
+            .and_then(|s| s.iter().position(|&b| b == 0).map(|end| &s[..end]))
+            .ok_or_else(|| err(at, "a symbol name that is NUL-terminated inside .dynstr"))?;
+        let kind = match info & 0xf {
+            0 => SymbolKind::NoType,
+            1 => SymbolKind::Object,
+            2 => SymbolKind::Func,
+            3 => SymbolKind::Section,
+            4 => SymbolKind::File,
+            5 => SymbolKind::Common,
+            6 => SymbolKind::Tls,
+            k => SymbolKind::Other(k),
+        };
+        let binding = match info >> 4 {
+            0 => Binding::Local,
+            1 => Binding::Global,
+            2 => Binding::Weak,
+            b => Binding::Other(b),
+        };
+        Ok(DynSymbol { name, kind, binding, defined: shndx != 0, value, size })
+    }
+
+    /// Every dynamic symbol after the null symbol, in table order.
+    pub fn dynamic_symbols(&self) -> impl Iterator<Item = Result<DynSymbol<'a>, ParseError>> + '_ {
+        (1..self.dynamic_symbol_count()).map(|i| self.dynamic_symbol(i))
+    }
+
+    /// The MLIR functions the file defines: the names of its global
+    /// `_mlir_ciface_NAME` function symbols, without the prefix, sorted.
+    pub fn mlir_functions(&self) -> Result<Vec<&'a str>, ParseError> {
+        let mut out = Vec::new();
+        for s in self.dynamic_symbols() {
+            let s = s?;
+            if s.defined
+                && s.kind == SymbolKind::Func
+                && s.binding != Binding::Local
+                && let Some(n) = s.name_str().and_then(|n| n.strip_prefix(CIFACE_PREFIX))
+            {
+                out.push(n);
+            }
+        }
+        out.sort_unstable();
+        Ok(out)
+    }
+
+    /// The names of the functions the file needs from elsewhere (undefined
+    /// global or weak function/untyped symbols), sorted.
+    pub fn undefined_functions(&self) -> Result<Vec<&'a str>, ParseError> {
+        let mut out = Vec::new();
+        for s in self.dynamic_symbols() {
+            let s = s?;
+            if !s.defined
+                && matches!(s.kind, SymbolKind::Func | SymbolKind::NoType)
+                && s.binding != Binding::Local
+                && let Some(n) = s.name_str().filter(|n| !n.is_empty())
+            {
+                out.push(n);
+            }
+        }
+        out.sort_unstable();
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A minimal little-endian ELF64 with a .dynsym of `syms` (name, info, shndx).
+    pub(crate) fn tiny_elf(syms: &[(&str, u8, u16)]) -> Vec<u8> {
+        let mut strtab = vec![0u8];
+        let mut names = Vec::new();
+        for (n, _, _) in syms {
+            names.push(strtab.len() as u32);
+            strtab.extend_from_slice(n.as_bytes());
+            strtab.push(0);
+        }
+        let mut symtab = vec![0u8; SYMBOL_SIZE];
+        for ((_, info, shndx), name) in syms.iter().zip(&names) {
+            let mut e = [0u8; SYMBOL_SIZE];
+            e[..4].copy_from_slice(&name.to_le_bytes());
+            e[4] = *info;
+            e[6..8].copy_from_slice(&shndx.to_le_bytes());
+            e[8..16].copy_from_slice(&0x1000u64.to_le_bytes());
+            symtab.extend_from_slice(&e);
+        }
+        let mut f = vec![0u8; 64];
+        f[..4].copy_from_slice(b"\x7fELF");
+        f[4] = 2;
+        f[5] = 1;
+        let sym_off = f.len();
+        f.extend_from_slice(&symtab);
+        let str_off = f.len();
+        f.extend_from_slice(&strtab);
+        while !f.len().is_multiple_of(8) {
+            f.push(0);
+        }
+        let shoff = f.len();
+        let mut sh = vec![0u8; 3 * 64];
+        // [1] .dynsym -> link 2
+        sh[64 + 4..64 + 8].copy_from_slice(&SHT_DYNSYM.to_le_bytes());
+        sh[64 + 24..64 + 32].copy_from_slice(&(sym_off as u64).to_le_bytes());
+        sh[64 + 32..64 + 40].copy_from_slice(&(symtab.len() as u64).to_le_bytes());
+        sh[64 + 40..64 + 44].copy_from_slice(&2u32.to_le_bytes());
+        sh[64 + 56..64 + 64].copy_from_slice(&24u64.to_le_bytes());
+        // [2] .dynstr
+        sh[128 + 4..128 + 8].copy_from_slice(&3u32.to_le_bytes());
+        sh[128 + 24..128 + 32].copy_from_slice(&(str_off as u64).to_le_bytes());
+        sh[128 + 32..128 + 40].copy_from_slice(&(strtab.len() as u64).to_le_bytes());
+        f.extend_from_slice(&sh);
+        f[0x28..0x30].copy_from_slice(&(shoff as u64).to_le_bytes());
+        f[0x3a..0x3c].copy_from_slice(&64u16.to_le_bytes());
+        f[0x3c..0x3e].copy_from_slice(&3u16.to_le_bytes());
+        f
+    }
+
+    #[test]
+    fn lists_defined_and_undefined_functions() {
+        let f = tiny_elf(&[
+            ("_mlir_ciface_b", 0x12, 7),
+            ("_mlir_ciface_a", 0x12, 7),
+            ("a", 0x12, 7),
+            ("_mlir_ciface_host", 0x12, 0),
+            ("malloc", 0x12, 0),
+            ("_mlir_ciface_data", 0x11, 7),
+            ("_mlir_ciface_local", 0x02, 7),
+        ]);
+        let e = ElfFile::parse(&f).unwrap();
+        assert_eq!(e.dynamic_symbol_count(), 8);
+        assert_eq!(e.mlir_functions().unwrap(), ["a", "b"]);
+        assert_eq!(e.undefined_functions().unwrap(), ["_mlir_ciface_host", "malloc"]);
+        let s = e.dynamic_symbol(1).unwrap();
+        assert_eq!((s.kind, s.binding, s.defined, s.value), (SymbolKind::Func, Binding::Global, true, 0x1000));
+        assert!(e.dynamic_symbol(8).is_err());
+    }
+
+    #[test]
+    fn every_truncation_and_corruption_is_an_error() {
+        let f = tiny_elf(&[("_mlir_ciface_x", 0x12, 7)]);
+        for n in 0..f.len() {
+            let r = ElfFile::parse(&f[..n]).and_then(|e| e.mlir_functions().map(|v| v.len()));
+            assert!(r.is_err(), "truncated to {n} bytes");
+            assert!(r.unwrap_err().offset() <= f.len());
+        }
+        let e = |f: &[u8]| ElfFile::parse(f).unwrap_err().to_string();
+        let mut g = f.clone();
+        g[4] = 1;
+        assert_eq!(e(&g), "at byte 4: expected a 64-bit ELF file (class 2)");
+        let mut g = f.clone();
+        g[0x3a] = 40;
+        assert_eq!(e(&g), "at byte 58: expected 64-byte section headers");
+        let mut g = f.clone();
+        g[0x28..0x30].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(e(&g).contains("section header table inside the file"));
+        // A name offset past the string table.
+        let mut g = f.clone();
+        g[64 + 24..64 + 28].copy_from_slice(&1000u32.to_le_bytes());
+        assert!(ElfFile::parse(&g).unwrap().mlir_functions().unwrap_err().to_string().contains("NUL-terminated"));
+    }
+}

@@ -1,0 +1,134 @@
+//! # fnabi-mlir
+//!
+//! fnabi's MLIR backend: MLIR-compiled native code. Function headers from
+//! `.mlir` text ([`signature`]) and the MLIR types that cross the boundary
+//! ([`types`]) are the ABI layer's (`fnabi_abi::mlir`, re-exported here);
+//! this crate owns memref descriptors ([`memref`]), compiling `.mlir` to a shared library with Debian's tools ([`compile`]),
+//! loading such a library and calling its `_mlir_ciface_` functions
+//! ([`call`]), and its functions as [`Function`](fnabi_core::Function)s bound
+//! through their ABI attributes ([`module`]). The other direction — MLIR
+//! code calling external functions that Rust ([`host`]) or MLIR's runtime
+//! utilities ([`runtime_utils`]) provide — is resolved in [`externals`].
+//! The dynamic symbols of a shared library are read by [`elf`].
+//!
+//! ## How MLIR types map to the raw function ABI
+//!
+//! [`FunctionType::to_raw`] gives the [`RawSignature`](crate::RawSignature)
+//! that structure (SIP) binding works over:
+//!
+//! | MLIR | raw | why |
+//! | --- | --- | --- |
+//! | `memref<4x?xf32>` (any layout) | `Buffer<float32[4x?]>` | the layout is a calling detail, handled by the descriptor |
+//! | `f16 bf16 f32 f64 i8…i64 si8…si64 ui8…ui64` | the scalar of that type | signless `iN` reads as signed |
+//! | `index` | `sint64` | the raw ABI has no pointer-sized integer; fnabi supports 64-bit hosts only |
+//! | `i1`, `memref<…xi1>` | `Unrecognized<?>` | the raw ABI has no boolean; fnabi still passes them (as `bool`) |
+//! | `memref<*xT>` | `Unrecognized<?>` | the raw ABI has no rank-erased buffer; fnabi passes any rank |
+//!
+//! Calls always use the exact MLIR types, so nothing is lost by the mapping.
+
+pub mod call;
+pub mod compile;
+pub mod elf;
+pub mod externals;
+pub mod host;
+pub mod memref;
+pub mod module;
+mod program;
+pub mod runtime_utils;
+mod trampoline;
+
+pub use fnabi_abi::mlir::{signature, types};
+
+pub use call::{Arg, BoundCall, MlirFunction, MlirLibrary, PreparedCall, Results, Scalar};
+pub use compile::{Compiler, LinkInputs, Toolchain};
+pub use externals::{External, Externals, Provider};
+pub use host::{HostArgs, HostError, HostFunctions, HostPanic, HostResult};
+pub use module::{MlirBackend, MlirModule};
+pub use runtime_utils::RuntimeUtils;
+pub use signature::{AttrValue, FuncDecl, HeaderError, Visibility, find_function, parse_functions};
+pub use types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};
+
+/// What can go wrong reading, compiling, loading or calling MLIR code.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MlirError {
+    /// `.mlir` text (or a function type) that fnabi cannot read.
+    #[error("line {line}:{column}: {message}")]
+    Syntax {
+        /// 1-based line.
+        line: usize,
+        /// 1-based column, in bytes.
+        column: usize,
+        /// Byte offset in the text.
+        offset: usize,
+        /// What was wrong.
+        message: String,
+    },
+    /// A function or symbol that is not there.
+    #[error("{0}")]
+    NotFound(String),
+    /// The MLIR/LLVM command-line tools are not installed.
+    #[error("{0}")]
+    ToolsMissing(String),
+    /// A tool of the compile pipeline failed; its stderr is kept.
+    #[error("{tool} failed ({status}) compiling MLIR:\n{stderr}")]
+    ToolFailed {
+        /// The command (`mlir-opt-22`, …).
+        tool: String,
+        /// Its exit status.
+        status: String,
+        /// Everything it wrote to stderr.
+        stderr: String,
+    },
+    /// A file-system operation failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done, with the path.
+        context: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A shared library could not be loaded, or a symbol not found in it.
+    #[error("{0}")]
+    Load(String),
+    /// Calling compiled code is not supported on this platform.
+    #[error("{0}")]
+    Unsupported(String),
+    /// A host function that the module called failed or panicked (see
+    /// [`host`]); the module call returned normally and its results were
+    /// dropped.
+    #[error("host function @{name}: {source}")]
+    HostFunction {
+        /// The external function's name.
+        name: String,
+        /// What it returned, or a [`HostPanic`].
+        source: HostError,
+    },
+}
+
+impl From<fnabi_abi::mlir::HeaderError> for MlirError {
+    fn from(e: fnabi_abi::mlir::HeaderError) -> Self {
+        match e {
+            fnabi_abi::mlir::HeaderError::Syntax { line, column, offset, message } => {
+                MlirError::Syntax { line, column, offset, message }
+            }
+            fnabi_abi::mlir::HeaderError::NotFound(msg) => MlirError::NotFound(msg),
+            other => MlirError::NotFound(other.to_string()),
+        }
+    }
+}
+
+/// An MLIR error is a backend error of a call (recover it with
+/// [`Error::backend_error`](fnabi_core::Error::backend_error)).
+impl From<MlirError> for fnabi_core::Error {
+    #[cold]
+    fn from(e: MlirError) -> Self {
+        fnabi_core::Error::backend(e)
+    }
+}
+
+impl MlirError {
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        MlirError::Io { context: context.into(), source }
+    }
+}

@@ -1,0 +1,508 @@
+//! MLIR modules as [`Function`]s: [`MlirModule`] loads (or compiles) a
+//! module, and each of its functions becomes a [`Function`] whose
+//! [`MlirBackend`] binds host values through the function's ABI:
+//!
+//! - **Inputs**: a `sip` attribute's input structure when there is one
+//!   (a dict root binds keyword arguments, a sequence root positional ones),
+//!   otherwise the positional arguments in order. Each leaf of the bound
+//!   value becomes one argument; a memref leaf goes as-is when its layout
+//!   fits (zero copy) and is converted into the call's arena otherwise (the
+//!   buffer oracle decides, see [`fnabi_core::buffer`]).
+//! - **Raw signature**: the `fv`/`f` attributes when present (checked
+//!   against the MLIR types), otherwise derived from the MLIR types.
+//! - **Destination passing**: when `f` has results and the MLIR function
+//!   takes `k` more memref arguments than `f` has inputs, those trailing
+//!   arguments are the destinations of the first `k` raw results, in order,
+//!   and the function's own results are the remaining raw results. fnabi
+//!   allocates the destinations before the call (deferred result
+//!   allocation, [`fnabi_core::deferred`]): static shapes from the signature;
+//!   results with dynamic dims from the *result allocator* that `fbr` names
+//!   — a function of the module that takes every dynamic input dim (`index`
+//!   arguments, in input order) and returns one memref per dynamic
+//!   destination, in order. Results that depend on the data are simply the
+//!   function's own results (the documents' null slot: allocated by the
+//!   callee, known on completion).
+//! - **Results**: a `sip` result structure when there is one, otherwise
+//!   none → `None`, one → the value, several → a tuple.
+
+use super::{MlirError, signature::Visibility};
+use crate::call::{Arg, MlirFunction, MlirLibrary, PreparedCall, Returned};
+use fnabi_abi::attrs::AbiAttributes;
+use fnabi_abi::mlir::types::{FunctionType, MlirType};
+use fnabi_abi::raw::{BufferType, Dim, RawSignature, RawType};
+use fnabi_abi::sip::SipSignature;
+use fnabi_core::array::Array;
+use fnabi_core::deferred::{ResultSlot, plan_results};
+use fnabi_core::error::Error;
+use fnabi_core::function::{Backend, Function, PreparedBackend, pack_results};
+use fnabi_core::structure::StructureExt;
+use fnabi_core::structure::{Plan, Structure, StructureError, StructureErrorKind};
+use fnabi_core::value::{Dict, Value};
+use smallvec::SmallVec;
+use std::path::Path;
+
+/// A loaded module of MLIR-compiled code whose functions are [`Function`]s.
+#[derive(Clone, Debug)]
+pub struct MlirModule {
+    lib: MlirLibrary,
+}
+
+impl MlirModule {
+    /// Loads `path`: a `.mlir` file is compiled (cached) and loaded; anything
+    /// else is opened as a shared library (functions then need a signature,
+    /// see [`function_with_signature`](MlirModule::function_with_signature)).
+    ///
+    /// # Safety
+    /// Loading runs the library's initialisers and calls run its code: see
+    /// [`MlirLibrary::open`].
+    pub unsafe fn load(path: impl AsRef<Path>) -> Result<MlirModule, Error> {
+        let path = path.as_ref();
+        if path.extension().is_some_and(|e| e == "mlir") {
+            let src = std::fs::read_to_string(path)
+                .map_err(|e| MlirError::io(format!("cannot read {}", path.display()), e))?;
+            // SAFETY: forwarded to the caller.
+            unsafe { MlirModule::compile(&src) }
+        } else {
+            // SAFETY: forwarded to the caller.
+            Ok(MlirModule { lib: unsafe { MlirLibrary::open(path) }? })
+        }
+    }
+
+    /// Compiles MLIR source text (cached) and loads it.
+    ///
+    /// # Safety
+    /// As for [`MlirLibrary::compile`].
+    pub unsafe fn compile(source: &str) -> Result<MlirModule, Error> {
+        // SAFETY: forwarded to the caller.
+        Ok(MlirModule { lib: unsafe { MlirLibrary::compile(source) }? })
+    }
+
+    /// A module over an already loaded library.
+    pub fn from_library(lib: MlirLibrary) -> MlirModule {
+        MlirModule { lib }
+    }
+
+    /// The library.
+    pub fn library(&self) -> &MlirLibrary {
+        &self.lib
+    }
+
+    /// The functions a caller can call: the public functions with a body in
+    /// the source, or, for a library without its source, the functions it
+    /// exports through `_mlir_ciface_` wrappers.
+    pub fn function_names(&self) -> Result<Vec<String>, Error> {
+        let decls = self.lib.declarations();
+        if !decls.is_empty() {
+            return Ok(decls
+                .iter()
+                .filter(|d| d.has_body && d.visibility == Visibility::Public)
+                .map(|d| d.name.clone())
+                .collect());
+        }
+        let bytes = std::fs::read(self.lib.path())
+            .map_err(|e| MlirError::io(format!("cannot read {}", self.lib.path().display()), e))?;
+        let elf = crate::elf::ElfFile::parse(&bytes)?;
+        Ok(elf.mlir_functions()?.into_iter().map(str::to_owned).collect())
+    }
+
+    /// The function `name`, typed and structured by its `func.func` header
+    /// and ABI attributes.
+    pub fn function(&self, name: &str) -> Result<Function, Error> {
+        let f = self.lib.function(name)?;
+        Ok(Function::new(MlirBackend::new(f, &self.lib)?))
+    }
+
+    /// The function `name` of a library without its source, with its
+    /// signature given as an MLIR function type
+    /// (`(memref<?xf32>, f32) -> memref<?xf32>`) or a mangled raw signature
+    /// (`I8!B4!d-1R…`, buffers become identity-layout memrefs).
+    pub fn function_with_signature(&self, name: &str, signature: &str) -> Result<Function, Error> {
+        let ty = parse_signature(signature)?;
+        let f = self.lib.function_with_type(name, ty)?;
+        Ok(Function::new(MlirBackend::new(f, &self.lib)?))
+    }
+}
+
+/// Reads a function signature given on the command line: an MLIR function
+/// type, or a mangled raw signature.
+pub fn parse_signature(signature: &str) -> Result<FunctionType, Error> {
+    let s = signature.trim();
+    if s.starts_with('(') {
+        return Ok(s.parse::<FunctionType>()?);
+    }
+    let raw = RawSignature::parse(s)?;
+    let conv = |t: &RawType, side: &str, i: usize| -> Result<MlirType, Error> {
+        match t {
+            RawType::Buffer(b) => {
+                let dims = b.dims().iter().map(|d| d.to_string()).collect::<Vec<_>>();
+                let mut text = String::from("memref<");
+                for d in &dims {
+                    text.push_str(d);
+                    text.push('x');
+                }
+                text.push_str(b.dtype().short_name());
+                text.push('>');
+                text.parse::<MlirType>().map_err(Error::from)
+            }
+            RawType::Scalar(s) => s.short_name().parse::<MlirType>().map_err(Error::from),
+            other => Err(Error::invalid_argument(format!(
+                "{side} {i} of the signature is {other}, which has no MLIR type to call with"
+            ))),
+        }
+    };
+    let inputs = raw.inputs.iter().enumerate().map(|(i, t)| conv(t, "input", i)).collect::<Result<_, _>>()?;
+    let results = raw.results.iter().enumerate().map(|(i, t)| conv(t, "result", i)).collect::<Result<_, _>>()?;
+    Ok(FunctionType { inputs, results })
+}
+
+/// The [`Backend`] of an MLIR function (see the module docs).
+pub struct MlirBackend {
+    func: MlirFunction,
+    allocator: Option<MlirFunction>,
+    raw: RawSignature,
+    /// `raw` with only the destination results: what `plan_results` plans.
+    destinations: RawSignature,
+    input_structure: Option<Structure>,
+    inputs: Plan,
+    results: Option<Plan>,
+    sip: Option<SipSignature>,
+}
+
+fn abi_err(name: &str, msg: impl std::fmt::Display) -> Error {
+    Error::from(fnabi_abi::AttributeError::new(format!("@{name}: {msg}")))
+}
+
+/// True when an MLIR type can stand for a raw type: the same kind and
+/// element type, and each dim equal or dynamic on the MLIR side.
+fn fits_raw(mlir: &MlirType, raw: &RawType) -> bool {
+    match (mlir.to_raw(), raw) {
+        (RawType::Buffer(m), RawType::Buffer(r)) => {
+            m.dtype() == r.dtype()
+                && m.rank() == r.rank()
+                && m.dims().iter().zip(r.dims()).all(|(a, b)| *a == Dim::Dynamic || a == b)
+        }
+        (m, r) => m == *r,
+    }
+}
+
+/// Checks that `s` has exactly the leaves `0..n` (each raw index once).
+fn check_leaves(name: &str, side: &str, s: Option<&Structure>, n: usize) -> Result<(), Error> {
+    let mut seen = vec![false; n];
+    let mut count = 0;
+    for (path, i) in s.map(|s| s.leaves().collect::<Vec<_>>()).unwrap_or_default() {
+        if i >= n {
+            return Err(abi_err(name, format!("sip {side} leaf {path} is raw {side} {i}, but there are {n}")));
+        }
+        seen[i] = true;
+        count += 1;
+    }
+    if count != n || seen.iter().any(|s| !s) {
+        let missing: Vec<usize> = seen.iter().enumerate().filter(|(_, s)| !**s).map(|(i, _)| i).collect();
+        return Err(abi_err(name, format!("sip {side} structure does not cover raw {side}s {missing:?}")));
+    }
+    Ok(())
+}
+
+impl MlirBackend {
+    /// The backend of `func`, reading its ABI attributes (`sip`, `f`,
+    /// `fbr`) from its `func.func` header when it has one.
+    pub fn new(func: MlirFunction, lib: &MlirLibrary) -> Result<MlirBackend, Error> {
+        let name = func.name().to_owned();
+        let ty = func.ty().clone();
+        let attrs = match func.decl() {
+            Some(d) => d.abi_attributes()?,
+            None => AbiAttributes::default(),
+        };
+        let derived = ty.to_raw();
+        let (raw, k) = match attrs.raw_signature()? {
+            None => (derived, 0),
+            Some(raw) => {
+                let n_in = raw.inputs.len();
+                let n_res = raw.results.len();
+                let k = ty.inputs.len().checked_sub(n_in).filter(|k| *k <= n_res).ok_or_else(|| {
+                    abi_err(
+                        &name,
+                        format!(
+                            "f = {raw} has {n_in} inputs and {n_res} results, but the function takes {} arguments",
+                            ty.inputs.len()
+                        ),
+                    )
+                })?;
+                if ty.results.len() != n_res - k {
+                    return Err(abi_err(
+                        &name,
+                        format!(
+                            "f = {raw}: with {k} destination argument(s) the function should return {} result(s), not {}",
+                            n_res - k,
+                            ty.results.len()
+                        ),
+                    ));
+                }
+                for (i, (m, r)) in ty.inputs.iter().zip(&raw.inputs).enumerate() {
+                    if !fits_raw(m, r) {
+                        return Err(abi_err(&name, format!("argument {i} is {m}, but f says {r}")));
+                    }
+                }
+                for (j, (m, r)) in ty.inputs[n_in..].iter().zip(&raw.results).enumerate() {
+                    if !matches!(m, MlirType::MemRef(_)) || !fits_raw(m, r) {
+                        return Err(abi_err(
+                            &name,
+                            format!("destination argument {} is {m}, but f says result {j} is {r}", n_in + j),
+                        ));
+                    }
+                }
+                for (j, (m, r)) in ty.results.iter().zip(&raw.results[k..]).enumerate() {
+                    if !fits_raw(m, r) {
+                        return Err(abi_err(&name, format!("result {j} is {m}, but f says result {} is {r}", k + j)));
+                    }
+                }
+                (raw, k)
+            }
+        };
+        let n_in = raw.inputs.len();
+        let sip = attrs.sip_signature()?;
+        let input_structure = match &sip {
+            Some(sip) => sip.inputs().cloned(),
+            None if n_in == 0 => None,
+            None => Some(Structure::Sequence((0..n_in).map(|i| (i, Structure::Leaf(i))).collect())),
+        };
+        check_leaves(&name, "input", input_structure.as_ref(), n_in)?;
+        let inputs = Plan::new(input_structure.as_ref())?;
+        let results = match &sip {
+            // A lone leaf is the same as no structure: the one result itself.
+            Some(sip) if matches!(sip.results(), Some(Structure::Leaf(0))) && raw.results.len() == 1 => None,
+            Some(sip) => {
+                check_leaves(&name, "result", sip.results(), raw.results.len())?;
+                Some(Plan::new(sip.results())?)
+            }
+            None => None,
+        };
+        // Error messages name a structured function's arguments by path.
+        let mut names: Vec<String> = vec![String::new(); ty.inputs.len()];
+        if sip.is_some() {
+            for (path, i) in input_structure.iter().flat_map(|s| s.leaves()) {
+                names[i] = format!("input {path}");
+            }
+        }
+        for (i, n) in names.iter_mut().enumerate() {
+            if n.is_empty() {
+                *n = if i < n_in { format!("input {i}") } else { format!("destination of result {}", i - n_in) };
+            }
+        }
+        let func = func.with_argument_names(names)?;
+        let destinations = RawSignature::new(raw.inputs.clone(), raw.results[..k].to_vec());
+        let dynamic_destinations =
+            destinations.results.iter().filter(|r| matches!(r, RawType::Buffer(b) if !b.is_static())).count();
+        let allocator = match attrs.result_allocator() {
+            Some(fbr) if k > 0 => {
+                let a = lib.function(fbr)?;
+                let n_dims: usize = raw
+                    .inputs
+                    .iter()
+                    .filter_map(RawType::as_buffer)
+                    .map(|b| b.dims().iter().filter(|d| **d == Dim::Dynamic).count())
+                    .sum();
+                let index_args =
+                    a.ty().inputs.iter().all(|t| matches!(t, MlirType::Scalar(e) if e.to_string() == "index"));
+                if a.ty().inputs.len() != n_dims || !index_args || a.ty().results.len() != dynamic_destinations {
+                    return Err(abi_err(
+                        &name,
+                        format!(
+                            "result allocator @{fbr} is {}, but needs {n_dims} index argument(s) (the dynamic input dims) \
+                             and {dynamic_destinations} memref result(s) (the dynamic destinations)",
+                            a.ty()
+                        ),
+                    ));
+                }
+                Some(a)
+            }
+            _ => None,
+        };
+        if allocator.is_none() && dynamic_destinations > 0 {
+            return Err(abi_err(
+                &name,
+                format!(
+                    "{dynamic_destinations} destination(s) have dynamic dims: the function needs a result allocator (fbr)"
+                ),
+            ));
+        }
+        Ok(MlirBackend { func, allocator, raw, destinations, input_structure, inputs, results, sip })
+    }
+
+    /// The MLIR function.
+    pub fn function(&self) -> &MlirFunction {
+        &self.func
+    }
+
+    /// The raw signature the function is called by.
+    pub fn raw_signature(&self) -> &RawSignature {
+        &self.raw
+    }
+
+    /// Binds positional and keyword arguments to the input structure.
+    fn bind<'a>(&self, args: Vec<Value<'a>>, kwargs: Dict<'a>) -> Result<Value<'a>, Error> {
+        match &self.input_structure {
+            Some(s) => Ok(s.bind(args, kwargs)?),
+            None => {
+                if let Some((k, _)) = kwargs.iter().next() {
+                    return Err(StructureError::at_root(StructureErrorKind::UnexpectedKeyword(k.clone())).into());
+                }
+                if !args.is_empty() {
+                    return Err(StructureError::at_root(StructureErrorKind::TooManyArguments {
+                        given: args.len(),
+                        takes: 0,
+                    })
+                    .into());
+                }
+                Ok(Value::None)
+            }
+        }
+    }
+
+    fn prepared(&self) -> MlirPrepared<'_> {
+        MlirPrepared { b: self, call: self.func.prepare() }
+    }
+}
+
+impl Backend for MlirBackend {
+    fn name(&self) -> &str {
+        self.func.name()
+    }
+
+    fn describe(&self) -> String {
+        match &self.sip {
+            Some(sip) => format!("@{}{sip}  [{}]", self.func.name(), self.func.ty()),
+            None => format!("@{}{}", self.func.name(), self.func.ty()),
+        }
+    }
+
+    fn call(&self, args: Vec<Value<'_>>, kwargs: Dict<'_>) -> Result<Value<'static>, Error> {
+        let bound = self.bind(args, kwargs)?;
+        self.prepared().call_bound(&bound)
+    }
+
+    fn prepare(&self) -> Box<dyn PreparedBackend + '_> {
+        Box::new(self.prepared())
+    }
+}
+
+struct MlirPrepared<'b> {
+    b: &'b MlirBackend,
+    call: PreparedCall,
+}
+
+/// An owned array seen at a shorter lifetime (arrays are covariant).
+fn shorten<'x>(a: Array<'static>) -> Array<'x> {
+    a
+}
+
+/// A placeholder for leaf slots before flattening fills them.
+static NO_VALUE: Value<'static> = Value::None;
+
+impl MlirPrepared<'_> {
+    /// The destination arrays, allocated before the call.
+    fn destinations(&self, leaves: &[&Value<'_>]) -> Result<SmallVec<[Array<'static>; 2]>, Error> {
+        let b = self.b;
+        let shapes: SmallVec<[&[usize]; 16]> =
+            leaves.iter().map(|v| v.as_array().map_or(&[][..], |a| a.shape())).collect();
+        let mut allocate = |dims: &[usize]| -> Result<Vec<Option<Array<'static>>>, Error> {
+            let Some(a) = &b.allocator else { return Ok(Vec::new()) };
+            let mut args: Vec<Arg<'_, '_>> = dims.iter().map(|&d| Arg::Int(d as i64)).collect();
+            let out = a.call(&mut args)?;
+            out.into_iter()
+                .map(|v| match v {
+                    Value::Array(a) => Ok(Some(*a)),
+                    other => Err(Error::invalid_argument(format!(
+                        "result allocator @{} returned a {}, not an array",
+                        a.name(),
+                        other.kind()
+                    ))),
+                })
+                .collect()
+        };
+        let slots = plan_results(&b.destinations, &shapes, Some(&mut allocate))?;
+        slots
+            .into_iter()
+            .enumerate()
+            .map(|(j, s)| match s {
+                ResultSlot::Ready(a) => {
+                    let t: &BufferType = b.destinations.results[j]
+                        .as_buffer()
+                        .ok_or_else(|| Error::invalid_argument(format!("destination of result {j} is not a buffer")))?;
+                    fnabi_core::buffer::check_shape(t, a.shape())?;
+                    Ok(a)
+                }
+                _ => Err(Error::invalid_argument(format!(
+                    "@{}: the result allocator did not allocate the destination of result {j}",
+                    b.func.name()
+                ))),
+            })
+            .collect()
+    }
+}
+
+impl PreparedBackend for MlirPrepared<'_> {
+    fn call(&mut self, args: Vec<Value<'_>>, kwargs: Dict<'_>) -> Result<Value<'static>, Error> {
+        let bound = self.b.bind(args, kwargs)?;
+        self.call_bound(&bound)
+    }
+
+    fn call_bound(&mut self, inputs: &Value<'_>) -> Result<Value<'static>, Error> {
+        let b = self.b;
+        let n = b.inputs.leaf_count();
+        let mut leaves: SmallVec<[&Value<'_>; 16]> =
+            if n <= 16 { SmallVec::from_buf_and_len([&NO_VALUE; 16], n) } else { SmallVec::from_elem(&NO_VALUE, n) };
+        b.inputs.flatten_into(inputs, &mut leaves)?;
+        if b.destinations.results.is_empty() {
+            // The fast path: the leaves bound in place (no argument list);
+            // `None` when some leaf needs the general path below, which
+            // converts or explains.
+            match (self.call.call_values(&leaves)?, &b.results) {
+                (None, _) => {}
+                (Some(Returned::Array(a)), None) => return Ok(Value::Array(a)),
+                (Some(Returned::Array(a)), Some(p)) => return Ok(p.unflatten(vec![Value::Array(a)])?),
+                (Some(Returned::One(v)), None) => return Ok(v),
+                (Some(Returned::Many(v)), None) => return Ok(pack_results(v)),
+                (Some(Returned::One(v)), Some(p)) => return Ok(p.unflatten(vec![v])?),
+                (Some(Returned::Many(v)), Some(p)) => return Ok(p.unflatten(v)?),
+            }
+        }
+        // Destinations are owned arrays; they are held here at the leaves'
+        // lifetime (arrays are covariant) so that one argument list holds both.
+        let mut dests: SmallVec<[Array<'_>; 2]> = if b.destinations.results.is_empty() {
+            SmallVec::new()
+        } else {
+            self.destinations(&leaves)?.into_iter().map(shorten).collect()
+        };
+        let mut args: SmallVec<[Arg<'_, '_>; 16]> = SmallVec::with_capacity(leaves.len() + dests.len());
+        for (i, v) in leaves.iter().enumerate() {
+            args.push(Arg::from_value(v).map_err(|e| {
+                let path = b.input_structure.as_ref().and_then(|s| s.leaves().find(|(_, k)| *k == i).map(|(p, _)| p));
+                match path {
+                    Some(p) if b.sip.is_some() => Error::invalid_argument(format!("input {p}: {e}")),
+                    _ => Error::invalid_argument(format!("input {i}: {e}")),
+                }
+            })?);
+        }
+        let no_destinations = dests.is_empty();
+        args.extend(dests.iter_mut().map(Arg::Mut));
+        let mut results = self.call.call(&mut args)?;
+        if no_destinations && b.results.is_none() && results.len() == 1 {
+            // The common case of one result: no vector of values.
+            return results.take_value(0).unwrap_or(Ok(Value::None));
+        }
+        let returned = results.into_values()?;
+        drop(args);
+        let raw: Vec<Value<'static>> = if dests.is_empty() {
+            returned
+        } else {
+            // `into_owned` only re-wraps the shared buffer fnabi allocated.
+            let owned = dests.into_iter().map(|a| a.into_owned().map(Value::from)).collect::<Result<Vec<_>, _>>()?;
+            owned.into_iter().chain(returned).collect()
+        };
+        match &b.results {
+            Some(p) => Ok(p.unflatten(raw)?),
+            None => Ok(pack_results(raw)),
+        }
+    }
+}
