@@ -821,12 +821,6 @@ impl<'a> Array<'a> {
         }
     }
 
-    /// A dense, row-major copy into fresh memory (see [`crate::layout`] for
-    /// the conversion kernels).
-    pub fn to_contiguous(&self) -> Result<Array<'static>, Error> {
-        crate::layout::to_dense(self, fnabi_abi::raw::Layout::RowMajor)
-    }
-
     /// A view that borrows this array's memory (no copy).
     pub fn view(&self) -> Array<'_> {
         let storage = match &self.storage {

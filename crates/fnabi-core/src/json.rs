@@ -48,14 +48,13 @@
 
 use crate::array::{Array, element_count};
 use crate::error::Error;
-use crate::nest;
 use crate::structure::{MAX_DEPTH, PathKey, StructureError, StructureErrorKind};
 use crate::value::{Dict, Key, Value};
 use fnabi_abi::scalar::DType;
 use half::{bf16, f16};
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, SerializeSeq};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserializer, Serialize, Serializer};
 use std::fmt;
 
 const TAGS: [&str; 4] = ["$tuple", "$bytes", "$float", "$dict"];
@@ -281,26 +280,6 @@ impl Serialize for Data<'_, '_> {
         seq.end()
     }
 }
-
-impl Serialize for Value<'_> {
-    /// The JSON form (see the module docs); inside the serde bridge
-    /// ([`crate::nest`]), the value itself.
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if nest::bridge_active() { nest::serialize_value(self, s) } else { JsonForm(self).serialize(s) }
-    }
-}
-
-impl Serialize for Array<'_> {
-    /// The JSON form `{"dtype", "shape", "data"}`; inside the serde bridge
-    /// ([`crate::nest`]), the array itself (no copy of its data).
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if nest::bridge_active() { nest::serialize_array(self, s) } else { ArrayForm(self).serialize(s) }
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Reading: any self-describing input -> J (order-preserving tree) -> Value
-// ---------------------------------------------------------------------------
 
 /// A parsed JSON (or other self-describing) tree, before tags are resolved.
 #[derive(Debug)]
@@ -609,117 +588,6 @@ fn build_array(dtype: DType, shape: &[usize], data: Vec<J>) -> Result<Array<'sta
 // ---------------------------------------------------------------------------
 // Deserialize
 // ---------------------------------------------------------------------------
-
-/// Reads a value: the JSON form from an ordinary format, or the value itself
-/// from the serde bridge.
-struct ValueVisitor;
-
-macro_rules! forward_to_j {
-    ($($method:ident($($arg:ident: $t:ty),*) -> $err:ident;)*) => {
-        $(fn $method<$err: de::Error>(self, $($arg: $t),*) -> Result<Self::Value, $err> {
-            let j = JVisitor { depth: 0 }.$method($($arg),*)?;
-            self.finish(j).map_err($err::custom)
-        })*
-    };
-}
-
-impl ValueVisitor {
-    fn finish(&self, j: J) -> Result<Value<'static>, StructureError> {
-        from_j(j)
-    }
-}
-
-impl<'de> Visitor<'de> for ValueVisitor {
-    type Value = Value<'static>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a value")
-    }
-
-    forward_to_j! {
-        visit_bool(v: bool) -> E;
-        visit_i64(v: i64) -> E;
-        visit_u64(v: u64) -> E;
-        visit_i128(v: i128) -> E;
-        visit_u128(v: u128) -> E;
-        visit_f64(v: f64) -> E;
-        visit_str(v: &str) -> E;
-        visit_string(v: String) -> E;
-        visit_bytes(v: &[u8]) -> E;
-        visit_byte_buf(v: Vec<u8>) -> E;
-        visit_none() -> E;
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Value<'static>, E> {
-        // The bridge hands a value over through its slot and calls visit_unit.
-        Ok(nest::take_handed_value().unwrap_or(Value::None))
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value<'static>, D::Error> {
-        let j = JSeed { depth: 0 }.deserialize(d)?;
-        from_j(j).map_err(de::Error::custom)
-    }
-    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Value<'static>, D::Error> {
-        let j = JSeed { depth: 0 }.deserialize(d)?;
-        from_j(j).map_err(de::Error::custom)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value<'static>, A::Error> {
-        let j = JVisitor { depth: 0 }.visit_seq(seq)?;
-        from_j(j).map_err(de::Error::custom)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value<'static>, A::Error> {
-        let j = JVisitor { depth: 0 }.visit_map(map)?;
-        from_j(j).map_err(de::Error::custom)
-    }
-}
-
-impl<'de, 'a> Deserialize<'de> for Value<'a> {
-    /// Reads the JSON form (see the module docs); from the serde bridge
-    /// ([`crate::nest`]), takes the value itself.
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_newtype_struct(nest::VALUE_TOKEN, ValueVisitor)
-    }
-}
-
-struct ArrayVisitor;
-
-impl ArrayVisitor {
-    fn from_value<E: de::Error>(v: Value<'static>) -> Result<Array<'static>, E> {
-        match v {
-            Value::Array(a) => Ok(*a),
-            v => Err(E::custom(format_args!("expected an array, got {}", crate::structure::kind_with_article(&v)))),
-        }
-    }
-}
-
-impl<'de> Visitor<'de> for ArrayVisitor {
-    type Value = Array<'static>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an array {\"dtype\", \"shape\", \"data\"}")
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Array<'static>, E> {
-        match nest::take_handed_value() {
-            Some(v) => Self::from_value(v),
-            None => Err(E::invalid_type(de::Unexpected::Unit, &self)),
-        }
-    }
-    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Array<'static>, D::Error> {
-        let j = JSeed { depth: 0 }.deserialize(d)?;
-        Self::from_value(from_j(j).map_err(de::Error::custom)?)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Array<'static>, A::Error> {
-        let j = JVisitor { depth: 0 }.visit_map(map)?;
-        Self::from_value(from_j(j).map_err(de::Error::custom)?)
-    }
-}
-
-impl<'de, 'a> Deserialize<'de> for Array<'a> {
-    /// Reads the JSON form `{"dtype", "shape", "data"}`; from the serde
-    /// bridge ([`crate::nest`]), takes the array itself (no copy).
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_newtype_struct(nest::ARRAY_TOKEN, ArrayVisitor)
-    }
-}
 
 #[cfg(test)]
 mod tests {

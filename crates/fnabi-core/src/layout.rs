@@ -70,6 +70,15 @@ pub fn to_dense(src: &Array<'_>, order: Layout) -> Result<Array<'static>, Error>
     Ok(out)
 }
 
+/// Array methods that run the conversion kernels (here, so that `array`
+/// stays below `layout`).
+impl Array<'_> {
+    /// A dense, row-major copy into fresh memory.
+    pub fn to_contiguous(&self) -> Result<Array<'static>, Error> {
+        to_dense(self, Layout::RowMajor)
+    }
+}
+
 /// Copies `src` densely in `order` into `dst`, which must be exactly
 /// `src.nbytes()` long and aligned for the element type.
 ///
