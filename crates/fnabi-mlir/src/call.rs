@@ -31,278 +31,27 @@
 //! result struct) across calls for hot loops.
 
 use crate::MlirError;
+use crate::args::{Arg, ArgLabel, RegKind, Scalar, arg_error, scalar_bits};
+use crate::externals::Externals;
+use crate::host::Binding;
 use crate::memref::{
     DynMemRef, InputMemory, MAX_RANK, adopt_fresh_result, adopt_fresh_results, adopt_results_into, convert_for,
     copy_into, fill_descriptor,
 };
 use crate::program::{Program, StepKind, bind_dense};
 use crate::trampoline::{self, Frame, Loc, ReturnReg};
-use fnabi_abi::mlir::signature::{FuncDecl, parse_functions};
+use fnabi_abi::mlir::signature::FuncDecl;
 use fnabi_abi::mlir::types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};
 use fnabi_abi::raw::{BufferType, Dim, RawType};
-use fnabi_abi::scalar::ScalarType;
 use fnabi_core::array::Array;
 use fnabi_core::buffer::{BufferDescription, Cast, Decision, LayoutPreference, oracle};
 use fnabi_core::error::Error;
 use fnabi_core::memory::{Arena, ArenaScope};
 use fnabi_core::value::Value;
-use half::{bf16, f16};
 use smallvec::SmallVec;
 use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
-
-/// A scalar of an exact MLIR type (an argument or a result).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Scalar {
-    /// `i1`.
-    Bool(bool),
-    /// `i8`.
-    I8(i8),
-    /// `i16`.
-    I16(i16),
-    /// `i32`.
-    I32(i32),
-    /// `i64`.
-    I64(i64),
-    /// `index`.
-    Index(i64),
-    /// `ui8`.
-    U8(u8),
-    /// `ui16`.
-    U16(u16),
-    /// `ui32`.
-    U32(u32),
-    /// `ui64`.
-    U64(u64),
-    /// `f16`.
-    F16(f16),
-    /// `bf16`.
-    BF16(bf16),
-    /// `f32`.
-    F32(f32),
-    /// `f64`.
-    F64(f64),
-}
-
-impl Scalar {
-    /// Its MLIR type.
-    pub fn element_type(&self) -> ElementType {
-        use ScalarType as S;
-        match self {
-            Scalar::Bool(_) => ElementType::I1,
-            Scalar::Index(_) => ElementType::Index,
-            Scalar::I8(_) => ElementType::Scalar(S::I8),
-            Scalar::I16(_) => ElementType::Scalar(S::I16),
-            Scalar::I32(_) => ElementType::Scalar(S::I32),
-            Scalar::I64(_) => ElementType::Scalar(S::I64),
-            Scalar::U8(_) => ElementType::Scalar(S::U8),
-            Scalar::U16(_) => ElementType::Scalar(S::U16),
-            Scalar::U32(_) => ElementType::Scalar(S::U32),
-            Scalar::U64(_) => ElementType::Scalar(S::U64),
-            Scalar::F16(_) => ElementType::Scalar(S::F16),
-            Scalar::BF16(_) => ElementType::Scalar(S::BF16),
-            Scalar::F32(_) => ElementType::Scalar(S::F32),
-            Scalar::F64(_) => ElementType::Scalar(S::F64),
-        }
-    }
-
-    /// As a host value: `Bool`, `Int` or `Float`. A `ui64` above `i64::MAX`
-    /// does not fit a [`Value::Int`] and is an error.
-    pub fn to_value(&self) -> Result<Value<'static>, Error> {
-        Ok(match *self {
-            Scalar::Bool(b) => Value::Bool(b),
-            Scalar::I8(v) => Value::Int(v.into()),
-            Scalar::I16(v) => Value::Int(v.into()),
-            Scalar::I32(v) => Value::Int(v.into()),
-            Scalar::I64(v) | Scalar::Index(v) => Value::Int(v),
-            Scalar::U8(v) => Value::Int(v.into()),
-            Scalar::U16(v) => Value::Int(v.into()),
-            Scalar::U32(v) => Value::Int(v.into()),
-            Scalar::U64(v) => Value::Int(i64::try_from(v).map_err(|_| {
-                Error::invalid_argument(format!("ui64 result {v} does not fit a signed 64-bit integer value"))
-            })?),
-            Scalar::F16(v) => Value::Float(v.to_f64()),
-            Scalar::BF16(v) => Value::Float(v.to_f64()),
-            Scalar::F32(v) => Value::Float(v.into()),
-            Scalar::F64(v) => Value::Float(v),
-        })
-    }
-
-    /// The register (or stack slot) bits: integers sign- or zero-extended,
-    /// floats in the low bits.
-    pub(crate) fn to_bits(self) -> u64 {
-        match self {
-            Scalar::Bool(b) => u64::from(b),
-            Scalar::I8(v) => v as i64 as u64,
-            Scalar::I16(v) => v as i64 as u64,
-            Scalar::I32(v) => v as i64 as u64,
-            Scalar::I64(v) | Scalar::Index(v) => v as u64,
-            Scalar::U8(v) => v.into(),
-            Scalar::U16(v) => v.into(),
-            Scalar::U32(v) => v.into(),
-            Scalar::U64(v) => v,
-            Scalar::F16(v) => v.to_bits().into(),
-            Scalar::BF16(v) => v.to_bits().into(),
-            Scalar::F32(v) => v.to_bits().into(),
-            Scalar::F64(v) => v.to_bits(),
-        }
-    }
-
-    /// The scalar of type `e` in the low bits of `bits`.
-    #[inline]
-    pub(crate) fn from_bits(e: ElementType, bits: u64) -> Scalar {
-        RegKind::of(e).scalar(bits)
-    }
-
-    /// Reads a scalar of type `e` from memory.
-    ///
-    /// # Safety
-    /// `p` must point to `e.size()` readable bytes.
-    unsafe fn read(e: ElementType, p: *const u8) -> Scalar {
-        // SAFETY: the caller guarantees e.size() readable bytes at p.
-        let bits = unsafe {
-            match e.size() {
-                1 => u64::from(p.read()),
-                2 => u64::from(p.cast::<u16>().read_unaligned()),
-                4 => u64::from(p.cast::<u32>().read_unaligned()),
-                _ => p.cast::<u64>().read_unaligned(),
-            }
-        };
-        Scalar::from_bits(e, bits)
-    }
-}
-
-/// The type of a scalar result returned in a register, as one flat code
-/// (an [`ElementType`] is two-level): turning the register's bits into a
-/// [`Scalar`] is then a single jump.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum RegKind {
-    Bool,
-    Index,
-    I8,
-    I16,
-    I32,
-    I64,
-    U8,
-    U16,
-    U32,
-    U64,
-    F16,
-    BF16,
-    F32,
-    F64,
-}
-
-impl RegKind {
-    fn of(e: ElementType) -> RegKind {
-        use ScalarType as S;
-        match e {
-            ElementType::I1 => RegKind::Bool,
-            ElementType::Index => RegKind::Index,
-            ElementType::Scalar(s) => match s {
-                S::I8 => RegKind::I8,
-                S::I16 => RegKind::I16,
-                S::I32 => RegKind::I32,
-                S::I64 => RegKind::I64,
-                S::U8 => RegKind::U8,
-                S::U16 => RegKind::U16,
-                S::U32 => RegKind::U32,
-                S::U64 => RegKind::U64,
-                S::F16 => RegKind::F16,
-                S::BF16 => RegKind::BF16,
-                S::F32 => RegKind::F32,
-                S::F64 => RegKind::F64,
-            },
-        }
-    }
-
-    /// The scalar in the low bits of `bits` (as [`Scalar::from_bits`]).
-    #[inline]
-    fn scalar(self, bits: u64) -> Scalar {
-        match self {
-            RegKind::Bool => Scalar::Bool(bits & 1 == 1),
-            RegKind::Index => Scalar::Index(bits as i64),
-            RegKind::I8 => Scalar::I8(bits as i8),
-            RegKind::I16 => Scalar::I16(bits as i16),
-            RegKind::I32 => Scalar::I32(bits as i32),
-            RegKind::I64 => Scalar::I64(bits as i64),
-            RegKind::U8 => Scalar::U8(bits as u8),
-            RegKind::U16 => Scalar::U16(bits as u16),
-            RegKind::U32 => Scalar::U32(bits as u32),
-            RegKind::U64 => Scalar::U64(bits),
-            RegKind::F16 => Scalar::F16(f16::from_bits(bits as u16)),
-            RegKind::BF16 => Scalar::BF16(bf16::from_bits(bits as u16)),
-            RegKind::F32 => Scalar::F32(f32::from_bits(bits as u32)),
-            RegKind::F64 => Scalar::F64(f64::from_bits(bits)),
-        }
-    }
-}
-
-/// One argument of a raw call.
-#[derive(Debug)]
-pub enum Arg<'a, 'b> {
-    /// An array the callee only reads (a memref argument, or a rank-0 array
-    /// for a scalar argument of exactly its type).
-    Array(&'a Array<'b>),
-    /// An array the callee may write (destination-passing style); it must be
-    /// writable ([`Array::is_writable`]).
-    Mut(&'a mut Array<'b>),
-    /// An integer, range-checked against the declared type (`i1` takes 0 and 1).
-    Int(i64),
-    /// A float, for a float type (out of that type's range is an error).
-    Float(f64),
-    /// A boolean, for `i1`.
-    Bool(bool),
-    /// A scalar of an exact type (`index` also takes `i64`).
-    Scalar(Scalar),
-}
-
-impl<'a, 'b> Arg<'a, 'b> {
-    /// The argument for a host value: an array, an integer, a float, a bool.
-    pub fn from_value(v: &'a Value<'b>) -> Result<Self, Error> {
-        Ok(match v {
-            Value::Array(a) => Arg::Array(a),
-            Value::Int(i) => Arg::Int(*i),
-            Value::Float(f) => Arg::Float(*f),
-            Value::Bool(b) => Arg::Bool(*b),
-            other => {
-                return Err(Error::invalid_argument(format!(
-                    "a {} cannot be an argument of an MLIR function (arrays and scalars only)",
-                    other.kind()
-                )));
-            }
-        })
-    }
-
-    fn kind(&self) -> &'static str {
-        match self {
-            Arg::Array(_) | Arg::Mut(_) => "array",
-            Arg::Int(_) => "int",
-            Arg::Float(_) => "float",
-            Arg::Bool(_) => "bool",
-            Arg::Scalar(_) => "typed scalar",
-        }
-    }
-}
-
-impl<'a, 'b> From<&'a Array<'b>> for Arg<'a, 'b> {
-    fn from(a: &'a Array<'b>) -> Self {
-        Arg::Array(a)
-    }
-}
-
-impl<'a, 'b> From<&'a mut Array<'b>> for Arg<'a, 'b> {
-    fn from(a: &'a mut Array<'b>) -> Self {
-        Arg::Mut(a)
-    }
-}
-
-impl From<Scalar> for Arg<'_, '_> {
-    fn from(s: Scalar) -> Self {
-        Arg::Scalar(s)
-    }
-}
 
 struct LibInner {
     lib: libloading::Library,
@@ -312,7 +61,9 @@ struct LibInner {
     image: OnceLock<Vec<(usize, usize)>>,
     /// What its external functions are bound to (host functions, runtime
     /// utilities); dropped after `lib` is unloaded.
-    host: Option<Arc<crate::host::Binding>>,
+    host: Option<Arc<Binding>>,
+    /// Its external functions and their providers (empty without fnabi's glue).
+    externals: Externals,
 }
 
 /// A loaded shared library of MLIR-compiled code.
@@ -331,106 +82,21 @@ impl std::fmt::Debug for MlirLibrary {
 }
 
 impl MlirLibrary {
-    /// Loads a shared library (its initialisers run), resolving every
-    /// symbol it needs now (`RTLD_NOW`): a function nobody provides fails
-    /// the load, naming it. A library fnabi compiled with host functions
-    /// must be loaded with [`open_with_host`](MlirLibrary::open_with_host).
-    ///
-    /// # Safety
-    /// Loading runs the library's code, and calls run its functions. The
-    /// library must be MLIR-lowered code (or C code following the same
-    /// interface) whose functions have the types they are looked up with,
-    /// and which writes only into memrefs passed as [`Arg::Mut`] or that it
-    /// allocated itself.
-    pub unsafe fn open(path: impl AsRef<Path>) -> Result<MlirLibrary, Error> {
-        // SAFETY: forwarded to the caller.
-        unsafe { Self::open_with_decls(path.as_ref(), Vec::new()) }
-    }
-
-    /// Loads a shared library compiled from `mlir_source`, whose `func.func`
-    /// headers give the functions' types.
-    ///
-    /// # Safety
-    /// As for [`open`](MlirLibrary::open); the library must have been
-    /// compiled from this source.
-    pub unsafe fn open_with_source(path: impl AsRef<Path>, mlir_source: &str) -> Result<MlirLibrary, Error> {
-        let decls = parse_functions(mlir_source)?;
-        // SAFETY: forwarded to the caller.
-        unsafe { Self::open_with_decls(path.as_ref(), decls) }
-    }
-
-    /// Compiles `mlir_source` with fnabi's pipeline (cached, see
-    /// [`Compiler`](crate::Compiler)) and loads the result. External
-    /// functions it declares must be MLIR runtime utilities (see
-    /// [`compile_with_host`](MlirLibrary::compile_with_host)).
-    ///
-    /// # Safety
-    /// Calls run the source's code, which must write only into memrefs
-    /// passed as [`Arg::Mut`] or that it allocated itself.
-    pub unsafe fn compile(mlir_source: &str) -> Result<MlirLibrary, Error> {
-        // SAFETY: forwarded to the caller.
-        unsafe { Self::compile_with_host(mlir_source, &crate::HostFunctions::new()) }
-    }
-
-    /// Compiles `mlir_source` with its external functions bound to `host`
-    /// functions or MLIR's runtime utilities (see [`crate::externals`]), and
-    /// loads the result. An external function that the code calls and
-    /// neither provides is an error before the library is loaded (a
-    /// declaration that nothing calls needs no provider).
-    ///
-    /// # Safety
-    /// As for [`compile`](MlirLibrary::compile).
-    pub unsafe fn compile_with_host(mlir_source: &str, host: &crate::HostFunctions) -> Result<MlirLibrary, Error> {
-        let compiler = crate::Compiler::new()?;
-        let runtime = crate::RuntimeUtils::for_toolchain(compiler.toolchain())?;
-        let decls = parse_functions(mlir_source)?;
-        let mut externals = crate::Externals::resolve(&decls, host, &runtime)?;
-        let so = compiler.compile_with(mlir_source, &externals.link_inputs(&runtime))?;
-        externals.mark_references(&so)?;
-        externals.check()?;
-        // SAFETY: compiled from this source just now; the rest is the caller's.
-        unsafe { crate::host::load(&so, decls, host) }
-    }
-
-    /// Loads a shared library whose external functions (host slots, from
-    /// fnabi's glue) are bound to `host` functions; its functions are typed
-    /// by `mlir_source` when given.
-    ///
-    /// # Safety
-    /// As for [`open_with_source`](MlirLibrary::open_with_source).
-    pub unsafe fn open_with_host(
-        path: impl AsRef<Path>,
-        mlir_source: Option<&str>,
-        host: &crate::HostFunctions,
-    ) -> Result<MlirLibrary, Error> {
-        let decls = mlir_source.map(parse_functions).transpose()?.unwrap_or_default();
-        // SAFETY: forwarded to the caller.
-        unsafe { crate::host::load(path.as_ref(), decls, host) }
-    }
-
-    unsafe fn open_with_decls(path: &Path, decls: Vec<FuncDecl>) -> Result<MlirLibrary, Error> {
-        // SAFETY: forwarded to the caller.
-        unsafe { crate::host::load(path, decls, &crate::HostFunctions::new()) }
-    }
-
-    /// A library loaded by `host::load`.
-    pub(super) fn from_parts(
+    /// A library loaded by the loader (see `loader::load`).
+    pub(crate) fn from_parts(
         lib: libloading::Library,
         path: PathBuf,
         decls: Vec<FuncDecl>,
-        host: Option<Arc<crate::host::Binding>>,
+        host: Option<Arc<Binding>>,
+        externals: Externals,
     ) -> MlirLibrary {
-        MlirLibrary { inner: Arc::new(LibInner { lib, path, decls, image: OnceLock::new(), host }) }
+        MlirLibrary { inner: Arc::new(LibInner { lib, path, decls, image: OnceLock::new(), host, externals }) }
     }
 
     /// Its external functions and who provides each (empty for a library
     /// without fnabi's glue).
-    pub fn externals(&self) -> &crate::Externals {
-        static NONE: OnceLock<crate::Externals> = OnceLock::new();
-        match &self.inner.host {
-            Some(b) => b.externals(),
-            None => NONE.get_or_init(crate::Externals::default),
-        }
+    pub fn externals(&self) -> &Externals {
+        &self.inner.externals
     }
 
     /// The path it was loaded from.
@@ -646,23 +312,6 @@ struct FnInner {
 impl FnInner {
     fn label(&self, index: usize) -> ArgLabel<'_> {
         ArgLabel { index, name: self.arg_names.as_ref().and_then(|n| n.get(index)).map(String::as_str) }
-    }
-}
-
-/// How error messages name an argument: `argument 2`, or with a name given
-/// by the caller (an index path), `input ["w"] (argument 2)`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct ArgLabel<'a> {
-    pub(crate) index: usize,
-    pub(crate) name: Option<&'a str>,
-}
-
-impl std::fmt::Display for ArgLabel<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.name {
-            Some(n) => write!(f, "{n} (argument {})", self.index),
-            None => write!(f, "argument {}", self.index),
-        }
     }
 }
 
@@ -1179,91 +828,6 @@ fn clear_outs(outs: &mut Vec<Out>) {
     outs.clear();
 }
 
-fn arg_error(i: ArgLabel<'_>, t: &MlirType, msg: impl std::fmt::Display) -> Error {
-    Error::invalid_argument(format!("{i} ({t}): {msg}"))
-}
-
-/// The register bits of scalar argument `i` of type `e`.
-pub(crate) fn scalar_bits(i: ArgLabel<'_>, t: &MlirType, e: ElementType, arg: &Arg<'_, '_>) -> Result<u64, Error> {
-    use ScalarType as S;
-    let range = |v: &dyn std::fmt::Display| arg_error(i, t, format!("{v} is out of range"));
-    let s = match *arg {
-        Arg::Scalar(s) => {
-            let got = s.element_type();
-            let ok = got == e || (e == ElementType::Index && got == ElementType::Scalar(S::I64));
-            if !ok {
-                return Err(Error::mismatch(format!("type of {i}"), e.to_string(), got.to_string()));
-            }
-            return Ok(s.to_bits());
-        }
-        Arg::Array(a) if a.rank() == 0 => return rank0_bits(i, t, e, a),
-        Arg::Mut(ref a) if a.rank() == 0 => return rank0_bits(i, t, e, a),
-        Arg::Bool(b) if e == ElementType::I1 => Scalar::Bool(b),
-        Arg::Int(v) => match e {
-            ElementType::I1 => match v {
-                0 | 1 => Scalar::Bool(v == 1),
-                _ => return Err(arg_error(i, t, format!("{v} is not a boolean (0 or 1)"))),
-            },
-            ElementType::Index => Scalar::Index(v),
-            ElementType::Scalar(st) => match st {
-                S::I8 => Scalar::I8(i8::try_from(v).map_err(|_| range(&v))?),
-                S::I16 => Scalar::I16(i16::try_from(v).map_err(|_| range(&v))?),
-                S::I32 => Scalar::I32(i32::try_from(v).map_err(|_| range(&v))?),
-                S::I64 => Scalar::I64(v),
-                S::U8 => Scalar::U8(u8::try_from(v).map_err(|_| range(&v))?),
-                S::U16 => Scalar::U16(u16::try_from(v).map_err(|_| range(&v))?),
-                S::U32 => Scalar::U32(u32::try_from(v).map_err(|_| range(&v))?),
-                S::U64 => Scalar::U64(u64::try_from(v).map_err(|_| range(&v))?),
-                _ => {
-                    let f = v as f64;
-                    if f as i64 != v || f.abs() >= 9.007_199_254_740_992e15 {
-                        return Err(arg_error(i, t, format!("{v} has no exact {e} value")));
-                    }
-                    float_scalar(i, t, st, f)?
-                }
-            },
-        },
-        Arg::Float(f) => match e {
-            ElementType::Scalar(st) if st.is_float() => float_scalar(i, t, st, f)?,
-            _ => return Err(arg_error(i, t, format!("expected an integer, got float {f}"))),
-        },
-        _ => return Err(arg_error(i, t, format!("expected a scalar, got {}", arg.kind()))),
-    };
-    Ok(s.to_bits())
-}
-
-fn float_scalar(i: ArgLabel<'_>, t: &MlirType, st: ScalarType, f: f64) -> Result<Scalar, Error> {
-    let s = match st {
-        ScalarType::F64 => Scalar::F64(f),
-        ScalarType::F32 => Scalar::F32(f as f32),
-        ScalarType::F16 => Scalar::F16(f16::from_f64(f)),
-        _ => Scalar::BF16(bf16::from_f64(f)),
-    };
-    let back = match s {
-        Scalar::F32(v) => v.is_infinite(),
-        Scalar::F16(v) => v.is_infinite(),
-        Scalar::BF16(v) => v.is_infinite(),
-        _ => false,
-    };
-    if back && f.is_finite() {
-        return Err(arg_error(i, t, format!("{f} is out of range")));
-    }
-    Ok(s)
-}
-
-fn rank0_bits(i: ArgLabel<'_>, t: &MlirType, e: ElementType, a: &Array<'_>) -> Result<u64, Error> {
-    if a.dtype() != e.dtype() {
-        return Err(Error::mismatch(
-            format!("element type of rank-0 {i} ({t})"),
-            e.dtype().to_string(),
-            a.dtype().to_string(),
-        ));
-    }
-    // SAFETY: a rank-0 array holds one element of its dtype at as_ptr()
-    // (checked when it was built), and e.size() == dtype size.
-    Ok(unsafe { Scalar::read(e, a.as_ptr()) }.to_bits())
-}
-
 /// Converts a memref argument that does not fit its type as-is: the buffer
 /// oracle decides the target layout (dense row-major for an identity
 /// layout, the static or any strides of a `strided<>` layout) and the copy
@@ -1732,6 +1296,8 @@ fn image_segments(_addr: usize) -> Vec<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fnabi_abi::scalar::ScalarType;
+    use half::bf16;
 
     #[test]
     fn plan_assigns_registers_and_stack() {

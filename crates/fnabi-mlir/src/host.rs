@@ -80,21 +80,18 @@
 //! [`MlirFunction::call`]: crate::MlirFunction::call
 
 use crate::MlirError;
-use crate::call::{Arg, MlirLibrary, Scalar, scalar_bits};
-use crate::externals::{External, Externals, FLAG_RUNTIME_UTILS, Provider, TABLE_SYMBOL, TABLE_VERSION};
+use crate::args::{Arg, Scalar, scalar_bits};
 use crate::memref::{DynMemRef, MAX_RANK, convert_for, copy_into, fill_descriptor};
-use fnabi_abi::mlir::signature::FuncDecl;
 use fnabi_abi::mlir::types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};
 use fnabi_abi::raw::Dim;
 use fnabi_core::array::{Array, DimVec, byte_extent, c_strides};
 use fnabi_core::error::{Error, ErrorKind};
 use fnabi_core::value::Value;
 use std::cell::{Cell, RefCell};
-use std::ffi::{CStr, c_char, c_void};
+use std::ffi::c_void;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// What a host function's failure is: any error (`?` works on fnabi's
 /// [`Error`] and on most others, `Err("message".into())` too).
@@ -105,8 +102,8 @@ pub type HostResult = Result<Vec<Value<'static>>, HostError>;
 
 type HostFn = dyn Fn(&mut HostArgs<'_>) -> HostResult + Send + Sync;
 
-struct HostFunction {
-    ty: Option<FunctionType>,
+pub(crate) struct HostFunction {
+    pub(crate) ty: Option<FunctionType>,
     f: Box<HostFn>,
 }
 
@@ -188,7 +185,7 @@ impl HostFunctions {
         self.fns.is_empty()
     }
 
-    fn get(&self, name: &str) -> Option<&Arc<HostFunction>> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Arc<HostFunction>> {
         self.fns.iter().find(|(n, _)| n == name).map(|(_, f)| f)
     }
 
@@ -443,14 +440,14 @@ impl std::error::Error for HostPanic {}
 
 /// One bound external function of one loaded library: what its slot's
 /// context points to.
-struct Slot {
-    name: String,
-    ty: FunctionType,
-    f: Arc<HostFunction>,
+pub(crate) struct Slot {
+    pub(crate) name: String,
+    pub(crate) ty: FunctionType,
+    pub(crate) f: Arc<HostFunction>,
     /// Byte offsets of the packed result fields.
-    offsets: Vec<usize>,
+    pub(crate) offsets: Vec<usize>,
     /// True when every result is a scalar (no allocation to stage).
-    scalar_results: bool,
+    pub(crate) scalar_results: bool,
 }
 
 /// A block from libc `malloc`/`calloc`, freed on drop unless released.
@@ -542,7 +539,7 @@ impl Slot {
                 );
             }
         };
-        let label = crate::call::ArgLabel { index: k, name: None };
+        let label = crate::args::ArgLabel { index: k, name: None };
         scalar_bits(label, t, e, &arg).map_err(|err| self.result_error(k, Error::invalid_argument(relabel(err, k))))
     }
 
@@ -813,7 +810,7 @@ thread_local! {
 /// # Safety
 /// `ctx` is the `Slot` fnabi stored with this entry; `words` holds one word
 /// per declared argument; `result` is where the results go (see `Slot::commit`).
-unsafe extern "C" fn host_entry(ctx: *const c_void, words: *const u64, result: *mut c_void) {
+pub(crate) unsafe extern "C" fn host_entry(ctx: *const c_void, words: *const u64, result: *mut c_void) {
     // SAFETY: fnabi stored a pointer to a boxed Slot that the library's
     // binding keeps alive while the library is loaded.
     let slot = unsafe { &*ctx.cast::<Slot>() };
@@ -882,253 +879,16 @@ impl CallScope {
     }
 }
 
-// ---- loading -------------------------------------------------------------------
-
-#[repr(C)]
-struct CSlot {
-    entry: Option<unsafe extern "C" fn(*const c_void, *const u64, *mut c_void)>,
-    ctx: *const c_void,
-}
-
-#[repr(C)]
-struct CModule {
-    version: u32,
-    flags: u32,
-    count: u32,
-    reserved: u32,
-    slots: *mut CSlot,
-    names: *const *const c_char,
-    types: *const *const c_char,
-    providers: *const *const c_char,
-}
-
-/// The most entries a table may have (a sanity bound on foreign data).
-const MAX_TABLE: u32 = 1 << 16;
-
 /// What a loaded library's externals are bound to; owned by the library.
 pub(crate) struct Binding {
-    slots: Vec<Slot>,
-    externals: Externals,
+    pub(crate) slots: Vec<Slot>,
     pub(crate) flush_stdio: bool,
-}
-
-impl Binding {
-    pub(crate) fn externals(&self) -> &Externals {
-        &self.externals
-    }
-}
-
-/// Serializes loads, so that "are this library's slots taken?" and filling
-/// them cannot interleave between threads.
-static LOAD: Mutex<()> = Mutex::new(());
-
-fn load_error(path: &Path, msg: impl fmt::Display) -> Error {
-    MlirError::Load(format!("cannot load {}: {msg}", path.display())).into()
-}
-
-fn open_native(path: &Path) -> Result<libloading::Library, Error> {
-    // A bare file name would make dlopen search the system paths.
-    let abs = if path.components().count() == 1 { Path::new(".").join(path) } else { path.to_path_buf() };
-    // RTLD_NOW: a function nobody provides fails the load, naming it, rather
-    // than the first call that reaches it.
-    #[cfg(unix)]
-    // SAFETY: the caller of `load` accepts running the library's initialisers.
-    let lib = unsafe { libloading::os::unix::Library::open(Some(&abs), libc::RTLD_NOW | libc::RTLD_LOCAL) }
-        .map(libloading::Library::from);
-    #[cfg(not(unix))]
-    // SAFETY: as above.
-    let lib = unsafe { libloading::Library::new(&abs) };
-    lib.map_err(|e| {
-        // libloading keeps dlerror's text in the error's source.
-        let mut msg = e.to_string();
-        let mut src = std::error::Error::source(&e);
-        while let Some(s) = src {
-            msg.push_str(&format!(": {s}"));
-            src = s.source();
-        }
-        let hint = if msg.contains("undefined symbol: _mlir_ciface_") {
-            " (an external function of the module: fnabi binds host functions when it compiles the source, \
-             see MlirLibrary::compile_with_host)"
-        } else {
-            ""
-        };
-        load_error(path, format!("{msg}{hint}"))
-    })
-}
-
-/// The module table of a loaded library, if it has one.
-fn table(lib: &libloading::Library) -> Option<*mut CModule> {
-    // SAFETY: only the address is taken; it is checked before use.
-    let sym = unsafe { lib.get::<*mut CModule>(TABLE_SYMBOL.as_bytes()) }.ok()?;
-    let p = *sym;
-    (!p.is_null()).then_some(p)
-}
-
-/// A C string of the table, checked to be UTF-8.
-///
-/// # Safety
-/// `p` must be null or a NUL-terminated string.
-unsafe fn table_str(p: *const c_char) -> Option<String> {
-    if p.is_null() {
-        return None;
-    }
-    // SAFETY: as the caller guarantees.
-    unsafe { CStr::from_ptr(p) }.to_str().ok().map(str::to_owned)
-}
-
-/// Reads the table's entries.
-///
-/// # Safety
-/// `t` must point to a table generated by fnabi's glue (checked version).
-unsafe fn read_table(path: &Path, t: *const CModule) -> Result<(u32, Vec<External>), Error> {
-    // SAFETY: the caller guarantees a table.
-    let t = unsafe { &*t };
-    if t.version != TABLE_VERSION || t.count > MAX_TABLE || (t.count > 0 && t.slots.is_null()) {
-        return Err(load_error(path, format!("its {TABLE_SYMBOL} table is not one this fnabi understands")));
-    }
-    let mut items = Vec::with_capacity(t.count as usize);
-    for k in 0..t.count as usize {
-        // SAFETY: the glue defines `count` entries in each array.
-        let (name, ty, provider) =
-            unsafe { (table_str(*t.names.add(k)), table_str(*t.types.add(k)), *t.providers.add(k)) };
-        let (Some(name), Some(ty)) = (name, ty) else {
-            return Err(load_error(path, format!("entry {k} of its {TABLE_SYMBOL} table is damaged")));
-        };
-        let ty: FunctionType = ty.parse().map_err(|e| load_error(path, format!("the type of @{name}: {e}")))?;
-        // SAFETY: a provider string or null.
-        let provider = match unsafe { table_str(provider) } {
-            None => Provider::Missing { note: None },
-            Some(p) if p.is_empty() => Provider::Host,
-            Some(p) => match p.strip_prefix('+') {
-                Some(lib) => Provider::Runtime { library: lib.into(), path: None, shim: true },
-                None => Provider::Runtime { library: p, path: None, shim: false },
-            },
-        };
-        // A missing entry of a library that loaded: nothing calls it.
-        let referenced = matches!(provider, Provider::Missing { .. }).then_some(false);
-        items.push(External { name, ty, provider, referenced });
-    }
-    Ok((t.flags, items))
-}
-
-/// True when a slot of the table is already bound (another load shares
-/// this mapping of the library).
-///
-/// # Safety
-/// `t` must be a checked table (see `read_table`).
-unsafe fn slots_taken(t: *const CModule) -> bool {
-    // SAFETY: as the caller guarantees.
-    let t = unsafe { &*t };
-    // SAFETY: `count` slots.
-    (0..t.count as usize).any(|k| unsafe { (*t.slots.add(k)).entry.is_some() })
-}
-
-/// Copies `path` to a new file beside it (or in the temporary directory).
-fn private_copy(path: &Path) -> Result<PathBuf, Error> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    let name = format!(
-        "{}.fnabi-load-{}-{}.so",
-        path.file_name().map_or_else(|| "lib".into(), |n| n.to_string_lossy()),
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    );
-    let beside = path.parent().map(|d| d.join(&name));
-    for dest in beside.into_iter().chain([std::env::temp_dir().join(&name)]) {
-        if std::fs::copy(path, &dest).is_ok() {
-            return Ok(dest);
-        }
-    }
-    Err(load_error(path, "cannot copy it to load a second, separately bound instance"))
-}
-
-/// Loads a shared library of MLIR code and binds its host slots to `host`.
-///
-/// # Safety
-/// As for [`MlirLibrary::open`].
-pub(crate) unsafe fn load(path: &Path, decls: Vec<FuncDecl>, host: &HostFunctions) -> Result<MlirLibrary, Error> {
-    let _guard = LOAD.lock().unwrap_or_else(|p| p.into_inner());
-    let mut lib = open_native(path)?;
-    let Some(mut t) = table(&lib) else {
-        return Ok(MlirLibrary::from_parts(lib, path.to_path_buf(), decls, None));
-    };
-    // SAFETY: a table exported under fnabi's symbol by fnabi's glue.
-    let (flags, items) = unsafe { read_table(path, t) }?;
-    let host_bound: Vec<(usize, &External)> =
-        items.iter().enumerate().filter(|(_, e)| e.provider == Provider::Host).collect();
-    let mut missing = Vec::new();
-    let mut slots = Vec::with_capacity(host_bound.len());
-    let mut indices = Vec::with_capacity(host_bound.len());
-    for &(k, e) in &host_bound {
-        let Some(f) = host.get(&e.name) else {
-            missing.push(format!("@{}: {}", e.name, e.ty));
-            continue;
-        };
-        if let Some(given) = &f.ty
-            && *given != e.ty
-        {
-            return Err(Error::mismatch(
-                format!("type of host function @{}", e.name),
-                e.ty.to_string(),
-                given.to_string(),
-            ));
-        }
-        if let Some(d) = decls.iter().find(|d| d.name == e.name)
-            && d.ty != e.ty
-        {
-            return Err(load_error(path, format!("it declares @{}: {}, its source {}", e.name, e.ty, d.ty)));
-        }
-        let offsets = e.ty.result_layout().0;
-        let scalar_results = !e.ty.results.iter().any(MlirType::is_memref);
-        slots.push(Slot { name: e.name.clone(), ty: e.ty.clone(), f: f.clone(), offsets, scalar_results });
-        indices.push(k);
-    }
-    if !missing.is_empty() {
-        return Err(MlirError::NotFound(format!(
-            "{} needs the host function{} {}: register {} (HostFunctions::register)",
-            path.display(),
-            if missing.len() > 1 { "s" } else { "" },
-            missing.join(", "),
-            if missing.len() > 1 { "them" } else { "it" }
-        ))
-        .into());
-    }
-    // SAFETY: `t` was checked by read_table.
-    if !slots.is_empty() && unsafe { slots_taken(t) } {
-        // This mapping's slots belong to another load: load a separate copy.
-        let copy = private_copy(path)?;
-        let opened = open_native(&copy);
-        let _ = std::fs::remove_file(&copy);
-        lib = opened?;
-        t = table(&lib).ok_or_else(|| load_error(path, "its copy has no table"))?;
-        // SAFETY: the same library, freshly mapped.
-        if unsafe { read_table(path, t) }?.1 != items || unsafe { slots_taken(t) } {
-            return Err(load_error(path, "its private copy does not match"));
-        }
-    }
-    let binding = Arc::new(Binding {
-        slots,
-        externals: Externals::from_items(items),
-        flush_stdio: flags & FLAG_RUNTIME_UTILS != 0,
-    });
-    for (k, slot) in indices.iter().zip(&binding.slots) {
-        // SAFETY: k < count (an index of the checked table); the slot lives
-        // in the binding (never moved or resized), which the library keeps
-        // until it is unloaded.
-        unsafe {
-            let s = (*t).slots.add(*k);
-            (*s).ctx = (slot as *const Slot).cast();
-            (*s).entry = Some(host_entry);
-        }
-    }
-    Ok(MlirLibrary::from_parts(lib, path.to_path_buf(), decls, Some(binding)))
 }
 
 impl fmt::Debug for Binding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Binding")
             .field("host", &self.slots.iter().map(|s| s.name.as_str()).collect::<Vec<_>>())
-            .field("externals", &self.externals.to_string())
             .finish()
     }
 }

@@ -26,11 +26,13 @@
 //!
 //! Calls always use the exact MLIR types, so nothing is lost by the mapping.
 
+mod args;
 pub mod call;
 pub mod compile;
 pub mod elf;
 pub mod externals;
 pub mod host;
+mod loader;
 pub mod memref;
 pub mod module;
 mod program;
@@ -39,7 +41,8 @@ mod trampoline;
 
 pub use fnabi_abi::mlir::{signature, types};
 
-pub use call::{Arg, BoundCall, MlirFunction, MlirLibrary, PreparedCall, Results, Scalar};
+pub use args::{Arg, Scalar};
+pub use call::{BoundCall, MlirFunction, MlirLibrary, PreparedCall, Results};
 pub use compile::{Compiler, LinkInputs, Toolchain};
 pub use externals::{External, Externals, Provider};
 pub use host::{HostArgs, HostError, HostFunctions, HostPanic, HostResult};

@@ -26,7 +26,8 @@
 //!   none → `None`, one → the value, several → a tuple.
 
 use super::{MlirError, signature::Visibility};
-use crate::call::{Arg, MlirFunction, MlirLibrary, PreparedCall, Returned};
+use crate::args::Arg;
+use crate::call::{MlirFunction, MlirLibrary, PreparedCall, Returned};
 use fnabi_abi::attrs::AbiAttributes;
 use fnabi_abi::mlir::types::{FunctionType, MlirType};
 use fnabi_abi::raw::{BufferType, Dim, RawSignature, RawType};

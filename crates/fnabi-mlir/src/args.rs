@@ -1,0 +1,365 @@
+//! The flat arguments of a native call: [`Arg`] (an array, a mutable
+//! destination, or a scalar of any host kind) and [`Scalar`] (a value of an
+//! exact MLIR type), and their conversion to the register bits of a scalar
+//! parameter, checked for range and exactness.
+
+use fnabi_abi::mlir::types::{ElementType, MlirType};
+use fnabi_abi::scalar::ScalarType;
+use fnabi_core::array::Array;
+use fnabi_core::error::Error;
+use fnabi_core::value::Value;
+use half::{bf16, f16};
+
+/// A scalar of an exact MLIR type (an argument or a result).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scalar {
+    /// `i1`.
+    Bool(bool),
+    /// `i8`.
+    I8(i8),
+    /// `i16`.
+    I16(i16),
+    /// `i32`.
+    I32(i32),
+    /// `i64`.
+    I64(i64),
+    /// `index`.
+    Index(i64),
+    /// `ui8`.
+    U8(u8),
+    /// `ui16`.
+    U16(u16),
+    /// `ui32`.
+    U32(u32),
+    /// `ui64`.
+    U64(u64),
+    /// `f16`.
+    F16(f16),
+    /// `bf16`.
+    BF16(bf16),
+    /// `f32`.
+    F32(f32),
+    /// `f64`.
+    F64(f64),
+}
+
+impl Scalar {
+    /// Its MLIR type.
+    pub fn element_type(&self) -> ElementType {
+        use ScalarType as S;
+        match self {
+            Scalar::Bool(_) => ElementType::I1,
+            Scalar::Index(_) => ElementType::Index,
+            Scalar::I8(_) => ElementType::Scalar(S::I8),
+            Scalar::I16(_) => ElementType::Scalar(S::I16),
+            Scalar::I32(_) => ElementType::Scalar(S::I32),
+            Scalar::I64(_) => ElementType::Scalar(S::I64),
+            Scalar::U8(_) => ElementType::Scalar(S::U8),
+            Scalar::U16(_) => ElementType::Scalar(S::U16),
+            Scalar::U32(_) => ElementType::Scalar(S::U32),
+            Scalar::U64(_) => ElementType::Scalar(S::U64),
+            Scalar::F16(_) => ElementType::Scalar(S::F16),
+            Scalar::BF16(_) => ElementType::Scalar(S::BF16),
+            Scalar::F32(_) => ElementType::Scalar(S::F32),
+            Scalar::F64(_) => ElementType::Scalar(S::F64),
+        }
+    }
+
+    /// As a host value: `Bool`, `Int` or `Float`. A `ui64` above `i64::MAX`
+    /// does not fit a [`Value::Int`] and is an error.
+    pub fn to_value(&self) -> Result<Value<'static>, Error> {
+        Ok(match *self {
+            Scalar::Bool(b) => Value::Bool(b),
+            Scalar::I8(v) => Value::Int(v.into()),
+            Scalar::I16(v) => Value::Int(v.into()),
+            Scalar::I32(v) => Value::Int(v.into()),
+            Scalar::I64(v) | Scalar::Index(v) => Value::Int(v),
+            Scalar::U8(v) => Value::Int(v.into()),
+            Scalar::U16(v) => Value::Int(v.into()),
+            Scalar::U32(v) => Value::Int(v.into()),
+            Scalar::U64(v) => Value::Int(i64::try_from(v).map_err(|_| {
+                Error::invalid_argument(format!("ui64 result {v} does not fit a signed 64-bit integer value"))
+            })?),
+            Scalar::F16(v) => Value::Float(v.to_f64()),
+            Scalar::BF16(v) => Value::Float(v.to_f64()),
+            Scalar::F32(v) => Value::Float(v.into()),
+            Scalar::F64(v) => Value::Float(v),
+        })
+    }
+
+    /// The register (or stack slot) bits: integers sign- or zero-extended,
+    /// floats in the low bits.
+    pub(crate) fn to_bits(self) -> u64 {
+        match self {
+            Scalar::Bool(b) => u64::from(b),
+            Scalar::I8(v) => v as i64 as u64,
+            Scalar::I16(v) => v as i64 as u64,
+            Scalar::I32(v) => v as i64 as u64,
+            Scalar::I64(v) | Scalar::Index(v) => v as u64,
+            Scalar::U8(v) => v.into(),
+            Scalar::U16(v) => v.into(),
+            Scalar::U32(v) => v.into(),
+            Scalar::U64(v) => v,
+            Scalar::F16(v) => v.to_bits().into(),
+            Scalar::BF16(v) => v.to_bits().into(),
+            Scalar::F32(v) => v.to_bits().into(),
+            Scalar::F64(v) => v.to_bits(),
+        }
+    }
+
+    /// The scalar of type `e` in the low bits of `bits`.
+    #[inline]
+    pub(crate) fn from_bits(e: ElementType, bits: u64) -> Scalar {
+        RegKind::of(e).scalar(bits)
+    }
+
+    /// Reads a scalar of type `e` from memory.
+    ///
+    /// # Safety
+    /// `p` must point to `e.size()` readable bytes.
+    pub(crate) unsafe fn read(e: ElementType, p: *const u8) -> Scalar {
+        // SAFETY: the caller guarantees e.size() readable bytes at p.
+        let bits = unsafe {
+            match e.size() {
+                1 => u64::from(p.read()),
+                2 => u64::from(p.cast::<u16>().read_unaligned()),
+                4 => u64::from(p.cast::<u32>().read_unaligned()),
+                _ => p.cast::<u64>().read_unaligned(),
+            }
+        };
+        Scalar::from_bits(e, bits)
+    }
+}
+
+/// The type of a scalar result returned in a register, as one flat code
+/// (an [`ElementType`] is two-level): turning the register's bits into a
+/// [`Scalar`] is then a single jump.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RegKind {
+    Bool,
+    Index,
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    F16,
+    BF16,
+    F32,
+    F64,
+}
+
+impl RegKind {
+    pub(crate) fn of(e: ElementType) -> RegKind {
+        use ScalarType as S;
+        match e {
+            ElementType::I1 => RegKind::Bool,
+            ElementType::Index => RegKind::Index,
+            ElementType::Scalar(s) => match s {
+                S::I8 => RegKind::I8,
+                S::I16 => RegKind::I16,
+                S::I32 => RegKind::I32,
+                S::I64 => RegKind::I64,
+                S::U8 => RegKind::U8,
+                S::U16 => RegKind::U16,
+                S::U32 => RegKind::U32,
+                S::U64 => RegKind::U64,
+                S::F16 => RegKind::F16,
+                S::BF16 => RegKind::BF16,
+                S::F32 => RegKind::F32,
+                S::F64 => RegKind::F64,
+            },
+        }
+    }
+
+    /// The scalar in the low bits of `bits` (as [`Scalar::from_bits`]).
+    #[inline]
+    pub(crate) fn scalar(self, bits: u64) -> Scalar {
+        match self {
+            RegKind::Bool => Scalar::Bool(bits & 1 == 1),
+            RegKind::Index => Scalar::Index(bits as i64),
+            RegKind::I8 => Scalar::I8(bits as i8),
+            RegKind::I16 => Scalar::I16(bits as i16),
+            RegKind::I32 => Scalar::I32(bits as i32),
+            RegKind::I64 => Scalar::I64(bits as i64),
+            RegKind::U8 => Scalar::U8(bits as u8),
+            RegKind::U16 => Scalar::U16(bits as u16),
+            RegKind::U32 => Scalar::U32(bits as u32),
+            RegKind::U64 => Scalar::U64(bits),
+            RegKind::F16 => Scalar::F16(f16::from_bits(bits as u16)),
+            RegKind::BF16 => Scalar::BF16(bf16::from_bits(bits as u16)),
+            RegKind::F32 => Scalar::F32(f32::from_bits(bits as u32)),
+            RegKind::F64 => Scalar::F64(f64::from_bits(bits)),
+        }
+    }
+}
+
+/// One argument of a raw call.
+#[derive(Debug)]
+pub enum Arg<'a, 'b> {
+    /// An array the callee only reads (a memref argument, or a rank-0 array
+    /// for a scalar argument of exactly its type).
+    Array(&'a Array<'b>),
+    /// An array the callee may write (destination-passing style); it must be
+    /// writable ([`Array::is_writable`]).
+    Mut(&'a mut Array<'b>),
+    /// An integer, range-checked against the declared type (`i1` takes 0 and 1).
+    Int(i64),
+    /// A float, for a float type (out of that type's range is an error).
+    Float(f64),
+    /// A boolean, for `i1`.
+    Bool(bool),
+    /// A scalar of an exact type (`index` also takes `i64`).
+    Scalar(Scalar),
+}
+
+impl<'a, 'b> Arg<'a, 'b> {
+    /// The argument for a host value: an array, an integer, a float, a bool.
+    pub fn from_value(v: &'a Value<'b>) -> Result<Self, Error> {
+        Ok(match v {
+            Value::Array(a) => Arg::Array(a),
+            Value::Int(i) => Arg::Int(*i),
+            Value::Float(f) => Arg::Float(*f),
+            Value::Bool(b) => Arg::Bool(*b),
+            other => {
+                return Err(Error::invalid_argument(format!(
+                    "a {} cannot be an argument of an MLIR function (arrays and scalars only)",
+                    other.kind()
+                )));
+            }
+        })
+    }
+
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            Arg::Array(_) | Arg::Mut(_) => "array",
+            Arg::Int(_) => "int",
+            Arg::Float(_) => "float",
+            Arg::Bool(_) => "bool",
+            Arg::Scalar(_) => "typed scalar",
+        }
+    }
+}
+
+impl<'a, 'b> From<&'a Array<'b>> for Arg<'a, 'b> {
+    fn from(a: &'a Array<'b>) -> Self {
+        Arg::Array(a)
+    }
+}
+
+impl<'a, 'b> From<&'a mut Array<'b>> for Arg<'a, 'b> {
+    fn from(a: &'a mut Array<'b>) -> Self {
+        Arg::Mut(a)
+    }
+}
+
+impl From<Scalar> for Arg<'_, '_> {
+    fn from(s: Scalar) -> Self {
+        Arg::Scalar(s)
+    }
+}
+
+/// How error messages name an argument: `argument 2`, or with a name given
+/// by the caller (an index path), `input ["w"] (argument 2)`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ArgLabel<'a> {
+    pub(crate) index: usize,
+    pub(crate) name: Option<&'a str>,
+}
+
+impl std::fmt::Display for ArgLabel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.name {
+            Some(n) => write!(f, "{n} (argument {})", self.index),
+            None => write!(f, "argument {}", self.index),
+        }
+    }
+}
+
+pub(crate) fn arg_error(i: ArgLabel<'_>, t: &MlirType, msg: impl std::fmt::Display) -> Error {
+    Error::invalid_argument(format!("{i} ({t}): {msg}"))
+}
+
+/// The register bits of scalar argument `i` of type `e`.
+pub(crate) fn scalar_bits(i: ArgLabel<'_>, t: &MlirType, e: ElementType, arg: &Arg<'_, '_>) -> Result<u64, Error> {
+    use ScalarType as S;
+    let range = |v: &dyn std::fmt::Display| arg_error(i, t, format!("{v} is out of range"));
+    let s = match *arg {
+        Arg::Scalar(s) => {
+            let got = s.element_type();
+            let ok = got == e || (e == ElementType::Index && got == ElementType::Scalar(S::I64));
+            if !ok {
+                return Err(Error::mismatch(format!("type of {i}"), e.to_string(), got.to_string()));
+            }
+            return Ok(s.to_bits());
+        }
+        Arg::Array(a) if a.rank() == 0 => return rank0_bits(i, t, e, a),
+        Arg::Mut(ref a) if a.rank() == 0 => return rank0_bits(i, t, e, a),
+        Arg::Bool(b) if e == ElementType::I1 => Scalar::Bool(b),
+        Arg::Int(v) => match e {
+            ElementType::I1 => match v {
+                0 | 1 => Scalar::Bool(v == 1),
+                _ => return Err(arg_error(i, t, format!("{v} is not a boolean (0 or 1)"))),
+            },
+            ElementType::Index => Scalar::Index(v),
+            ElementType::Scalar(st) => match st {
+                S::I8 => Scalar::I8(i8::try_from(v).map_err(|_| range(&v))?),
+                S::I16 => Scalar::I16(i16::try_from(v).map_err(|_| range(&v))?),
+                S::I32 => Scalar::I32(i32::try_from(v).map_err(|_| range(&v))?),
+                S::I64 => Scalar::I64(v),
+                S::U8 => Scalar::U8(u8::try_from(v).map_err(|_| range(&v))?),
+                S::U16 => Scalar::U16(u16::try_from(v).map_err(|_| range(&v))?),
+                S::U32 => Scalar::U32(u32::try_from(v).map_err(|_| range(&v))?),
+                S::U64 => Scalar::U64(u64::try_from(v).map_err(|_| range(&v))?),
+                _ => {
+                    let f = v as f64;
+                    if f as i64 != v || f.abs() >= 9.007_199_254_740_992e15 {
+                        return Err(arg_error(i, t, format!("{v} has no exact {e} value")));
+                    }
+                    float_scalar(i, t, st, f)?
+                }
+            },
+        },
+        Arg::Float(f) => match e {
+            ElementType::Scalar(st) if st.is_float() => float_scalar(i, t, st, f)?,
+            _ => return Err(arg_error(i, t, format!("expected an integer, got float {f}"))),
+        },
+        _ => return Err(arg_error(i, t, format!("expected a scalar, got {}", arg.kind()))),
+    };
+    Ok(s.to_bits())
+}
+
+fn float_scalar(i: ArgLabel<'_>, t: &MlirType, st: ScalarType, f: f64) -> Result<Scalar, Error> {
+    let s = match st {
+        ScalarType::F64 => Scalar::F64(f),
+        ScalarType::F32 => Scalar::F32(f as f32),
+        ScalarType::F16 => Scalar::F16(f16::from_f64(f)),
+        _ => Scalar::BF16(bf16::from_f64(f)),
+    };
+    let back = match s {
+        Scalar::F32(v) => v.is_infinite(),
+        Scalar::F16(v) => v.is_infinite(),
+        Scalar::BF16(v) => v.is_infinite(),
+        _ => false,
+    };
+    if back && f.is_finite() {
+        return Err(arg_error(i, t, format!("{f} is out of range")));
+    }
+    Ok(s)
+}
+
+fn rank0_bits(i: ArgLabel<'_>, t: &MlirType, e: ElementType, a: &Array<'_>) -> Result<u64, Error> {
+    if a.dtype() != e.dtype() {
+        return Err(Error::mismatch(
+            format!("element type of rank-0 {i} ({t})"),
+            e.dtype().to_string(),
+            a.dtype().to_string(),
+        ));
+    }
+    // SAFETY: a rank-0 array holds one element of its dtype at as_ptr()
+    // (checked when it was built), and e.size() == dtype size.
+    Ok(unsafe { Scalar::read(e, a.as_ptr()) }.to_bits())
+}

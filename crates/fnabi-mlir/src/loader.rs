@@ -1,0 +1,327 @@
+//! Loading shared libraries of MLIR code: `dlopen` with every symbol
+//! resolved now, the table of external functions that fnabi's glue exports
+//! (checked before use), binding its host slots to Rust functions (a
+//! private copy of the library when another load holds its slots), and the
+//! [`MlirLibrary`] constructors that compile or open a library.
+
+use crate::MlirError;
+use crate::call::MlirLibrary;
+use crate::compile::Compiler;
+use crate::externals::{External, Externals, FLAG_RUNTIME_UTILS, Provider, TABLE_SYMBOL, TABLE_VERSION};
+use crate::host::{Binding, HostFunctions, Slot, host_entry};
+use crate::runtime_utils::RuntimeUtils;
+use fnabi_abi::mlir::signature::{FuncDecl, parse_functions};
+use fnabi_abi::mlir::types::{FunctionType, MlirType};
+use fnabi_core::error::Error;
+use std::ffi::{CStr, c_char, c_void};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+impl MlirLibrary {
+    /// Loads a shared library (its initialisers run), resolving every
+    /// symbol it needs now (`RTLD_NOW`): a function nobody provides fails
+    /// the load, naming it. A library fnabi compiled with host functions
+    /// must be loaded with [`open_with_host`](MlirLibrary::open_with_host).
+    ///
+    /// # Safety
+    /// Loading runs the library's code, and calls run its functions. The
+    /// library must be MLIR-lowered code (or C code following the same
+    /// interface) whose functions have the types they are looked up with,
+    /// and which writes only into memrefs passed as [`Arg::Mut`] or that it
+    /// allocated itself.
+    pub unsafe fn open(path: impl AsRef<Path>) -> Result<MlirLibrary, Error> {
+        // SAFETY: forwarded to the caller.
+        unsafe { Self::open_with_decls(path.as_ref(), Vec::new()) }
+    }
+
+    /// Loads a shared library compiled from `mlir_source`, whose `func.func`
+    /// headers give the functions' types.
+    ///
+    /// # Safety
+    /// As for [`open`](MlirLibrary::open); the library must have been
+    /// compiled from this source.
+    pub unsafe fn open_with_source(path: impl AsRef<Path>, mlir_source: &str) -> Result<MlirLibrary, Error> {
+        let decls = parse_functions(mlir_source)?;
+        // SAFETY: forwarded to the caller.
+        unsafe { Self::open_with_decls(path.as_ref(), decls) }
+    }
+
+    /// Compiles `mlir_source` with fnabi's pipeline (cached, see
+    /// [`Compiler`](crate::Compiler)) and loads the result. External
+    /// functions it declares must be MLIR runtime utilities (see
+    /// [`compile_with_host`](MlirLibrary::compile_with_host)).
+    ///
+    /// # Safety
+    /// Calls run the source's code, which must write only into memrefs
+    /// passed as [`Arg::Mut`] or that it allocated itself.
+    pub unsafe fn compile(mlir_source: &str) -> Result<MlirLibrary, Error> {
+        // SAFETY: forwarded to the caller.
+        unsafe { Self::compile_with_host(mlir_source, &HostFunctions::new()) }
+    }
+
+    /// Compiles `mlir_source` with its external functions bound to `host`
+    /// functions or MLIR's runtime utilities (see [`crate::externals`]), and
+    /// loads the result. An external function that the code calls and
+    /// neither provides is an error before the library is loaded (a
+    /// declaration that nothing calls needs no provider).
+    ///
+    /// # Safety
+    /// As for [`compile`](MlirLibrary::compile).
+    pub unsafe fn compile_with_host(mlir_source: &str, host: &HostFunctions) -> Result<MlirLibrary, Error> {
+        let compiler = Compiler::new()?;
+        let runtime = RuntimeUtils::for_toolchain(compiler.toolchain())?;
+        let decls = parse_functions(mlir_source)?;
+        let mut externals = Externals::resolve(&decls, host, &runtime)?;
+        let so = compiler.compile_with(mlir_source, &externals.link_inputs(&runtime))?;
+        externals.mark_references(&so)?;
+        externals.check()?;
+        // SAFETY: compiled from this source just now; the rest is the caller's.
+        unsafe { load(&so, decls, host) }
+    }
+
+    /// Loads a shared library whose external functions (host slots, from
+    /// fnabi's glue) are bound to `host` functions; its functions are typed
+    /// by `mlir_source` when given.
+    ///
+    /// # Safety
+    /// As for [`open_with_source`](MlirLibrary::open_with_source).
+    pub unsafe fn open_with_host(
+        path: impl AsRef<Path>,
+        mlir_source: Option<&str>,
+        host: &HostFunctions,
+    ) -> Result<MlirLibrary, Error> {
+        let decls = mlir_source.map(parse_functions).transpose()?.unwrap_or_default();
+        // SAFETY: forwarded to the caller.
+        unsafe { load(path.as_ref(), decls, host) }
+    }
+
+    unsafe fn open_with_decls(path: &Path, decls: Vec<FuncDecl>) -> Result<MlirLibrary, Error> {
+        // SAFETY: forwarded to the caller.
+        unsafe { load(path, decls, &HostFunctions::new()) }
+    }
+}
+
+#[repr(C)]
+struct CSlot {
+    entry: Option<unsafe extern "C" fn(*const c_void, *const u64, *mut c_void)>,
+    ctx: *const c_void,
+}
+
+#[repr(C)]
+struct CModule {
+    version: u32,
+    flags: u32,
+    count: u32,
+    reserved: u32,
+    slots: *mut CSlot,
+    names: *const *const c_char,
+    types: *const *const c_char,
+    providers: *const *const c_char,
+}
+
+/// The most entries a table may have (a sanity bound on foreign data).
+const MAX_TABLE: u32 = 1 << 16;
+
+/// Serializes loads, so that "are this library's slots taken?" and filling
+/// them cannot interleave between threads.
+static LOAD: Mutex<()> = Mutex::new(());
+
+fn load_error(path: &Path, msg: impl fmt::Display) -> Error {
+    MlirError::Load(format!("cannot load {}: {msg}", path.display())).into()
+}
+
+fn open_native(path: &Path) -> Result<libloading::Library, Error> {
+    // A bare file name would make dlopen search the system paths.
+    let abs = if path.components().count() == 1 { Path::new(".").join(path) } else { path.to_path_buf() };
+    // RTLD_NOW: a function nobody provides fails the load, naming it, rather
+    // than the first call that reaches it.
+    #[cfg(unix)]
+    // SAFETY: the caller of `load` accepts running the library's initialisers.
+    let lib = unsafe { libloading::os::unix::Library::open(Some(&abs), libc::RTLD_NOW | libc::RTLD_LOCAL) }
+        .map(libloading::Library::from);
+    #[cfg(not(unix))]
+    // SAFETY: as above.
+    let lib = unsafe { libloading::Library::new(&abs) };
+    lib.map_err(|e| {
+        // libloading keeps dlerror's text in the error's source.
+        let mut msg = e.to_string();
+        let mut src = std::error::Error::source(&e);
+        while let Some(s) = src {
+            msg.push_str(&format!(": {s}"));
+            src = s.source();
+        }
+        let hint = if msg.contains("undefined symbol: _mlir_ciface_") {
+            " (an external function of the module: fnabi binds host functions when it compiles the source, \
+             see MlirLibrary::compile_with_host)"
+        } else {
+            ""
+        };
+        load_error(path, format!("{msg}{hint}"))
+    })
+}
+
+/// The module table of a loaded library, if it has one.
+fn table(lib: &libloading::Library) -> Option<*mut CModule> {
+    // SAFETY: only the address is taken; it is checked before use.
+    let sym = unsafe { lib.get::<*mut CModule>(TABLE_SYMBOL.as_bytes()) }.ok()?;
+    let p = *sym;
+    (!p.is_null()).then_some(p)
+}
+
+/// A C string of the table, checked to be UTF-8.
+///
+/// # Safety
+/// `p` must be null or a NUL-terminated string.
+unsafe fn table_str(p: *const c_char) -> Option<String> {
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: as the caller guarantees.
+    unsafe { CStr::from_ptr(p) }.to_str().ok().map(str::to_owned)
+}
+
+/// Reads the table's entries.
+///
+/// # Safety
+/// `t` must point to a table generated by fnabi's glue (checked version).
+unsafe fn read_table(path: &Path, t: *const CModule) -> Result<(u32, Vec<External>), Error> {
+    // SAFETY: the caller guarantees a table.
+    let t = unsafe { &*t };
+    if t.version != TABLE_VERSION || t.count > MAX_TABLE || (t.count > 0 && t.slots.is_null()) {
+        return Err(load_error(path, format!("its {TABLE_SYMBOL} table is not one this fnabi understands")));
+    }
+    let mut items = Vec::with_capacity(t.count as usize);
+    for k in 0..t.count as usize {
+        // SAFETY: the glue defines `count` entries in each array.
+        let (name, ty, provider) =
+            unsafe { (table_str(*t.names.add(k)), table_str(*t.types.add(k)), *t.providers.add(k)) };
+        let (Some(name), Some(ty)) = (name, ty) else {
+            return Err(load_error(path, format!("entry {k} of its {TABLE_SYMBOL} table is damaged")));
+        };
+        let ty: FunctionType = ty.parse().map_err(|e| load_error(path, format!("the type of @{name}: {e}")))?;
+        // SAFETY: a provider string or null.
+        let provider = match unsafe { table_str(provider) } {
+            None => Provider::Missing { note: None },
+            Some(p) if p.is_empty() => Provider::Host,
+            Some(p) => match p.strip_prefix('+') {
+                Some(lib) => Provider::Runtime { library: lib.into(), path: None, shim: true },
+                None => Provider::Runtime { library: p, path: None, shim: false },
+            },
+        };
+        // A missing entry of a library that loaded: nothing calls it.
+        let referenced = matches!(provider, Provider::Missing { .. }).then_some(false);
+        items.push(External { name, ty, provider, referenced });
+    }
+    Ok((t.flags, items))
+}
+
+/// True when a slot of the table is already bound (another load shares
+/// this mapping of the library).
+///
+/// # Safety
+/// `t` must be a checked table (see `read_table`).
+unsafe fn slots_taken(t: *const CModule) -> bool {
+    // SAFETY: as the caller guarantees.
+    let t = unsafe { &*t };
+    // SAFETY: `count` slots.
+    (0..t.count as usize).any(|k| unsafe { (*t.slots.add(k)).entry.is_some() })
+}
+
+/// Copies `path` to a new file beside it (or in the temporary directory).
+fn private_copy(path: &Path) -> Result<PathBuf, Error> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let name = format!(
+        "{}.fnabi-load-{}-{}.so",
+        path.file_name().map_or_else(|| "lib".into(), |n| n.to_string_lossy()),
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    );
+    let beside = path.parent().map(|d| d.join(&name));
+    for dest in beside.into_iter().chain([std::env::temp_dir().join(&name)]) {
+        if std::fs::copy(path, &dest).is_ok() {
+            return Ok(dest);
+        }
+    }
+    Err(load_error(path, "cannot copy it to load a second, separately bound instance"))
+}
+
+/// Loads a shared library of MLIR code and binds its host slots to `host`.
+///
+/// # Safety
+/// As for [`MlirLibrary::open`].
+pub(crate) unsafe fn load(path: &Path, decls: Vec<FuncDecl>, host: &HostFunctions) -> Result<MlirLibrary, Error> {
+    let _guard = LOAD.lock().unwrap_or_else(|p| p.into_inner());
+    let mut lib = open_native(path)?;
+    let Some(mut t) = table(&lib) else {
+        return Ok(MlirLibrary::from_parts(lib, path.to_path_buf(), decls, None, Externals::default()));
+    };
+    // SAFETY: a table exported under fnabi's symbol by fnabi's glue.
+    let (flags, items) = unsafe { read_table(path, t) }?;
+    let host_bound: Vec<(usize, &External)> =
+        items.iter().enumerate().filter(|(_, e)| e.provider == Provider::Host).collect();
+    let mut missing = Vec::new();
+    let mut slots = Vec::with_capacity(host_bound.len());
+    let mut indices = Vec::with_capacity(host_bound.len());
+    for &(k, e) in &host_bound {
+        let Some(f) = host.get(&e.name) else {
+            missing.push(format!("@{}: {}", e.name, e.ty));
+            continue;
+        };
+        if let Some(given) = &f.ty
+            && *given != e.ty
+        {
+            return Err(Error::mismatch(
+                format!("type of host function @{}", e.name),
+                e.ty.to_string(),
+                given.to_string(),
+            ));
+        }
+        if let Some(d) = decls.iter().find(|d| d.name == e.name)
+            && d.ty != e.ty
+        {
+            return Err(load_error(path, format!("it declares @{}: {}, its source {}", e.name, e.ty, d.ty)));
+        }
+        let offsets = e.ty.result_layout().0;
+        let scalar_results = !e.ty.results.iter().any(MlirType::is_memref);
+        slots.push(Slot { name: e.name.clone(), ty: e.ty.clone(), f: f.clone(), offsets, scalar_results });
+        indices.push(k);
+    }
+    if !missing.is_empty() {
+        return Err(MlirError::NotFound(format!(
+            "{} needs the host function{} {}: register {} (HostFunctions::register)",
+            path.display(),
+            if missing.len() > 1 { "s" } else { "" },
+            missing.join(", "),
+            if missing.len() > 1 { "them" } else { "it" }
+        ))
+        .into());
+    }
+    // SAFETY: `t` was checked by read_table.
+    if !slots.is_empty() && unsafe { slots_taken(t) } {
+        // This mapping's slots belong to another load: load a separate copy.
+        let copy = private_copy(path)?;
+        let opened = open_native(&copy);
+        let _ = std::fs::remove_file(&copy);
+        lib = opened?;
+        t = table(&lib).ok_or_else(|| load_error(path, "its copy has no table"))?;
+        // SAFETY: the same library, freshly mapped.
+        if unsafe { read_table(path, t) }?.1 != items || unsafe { slots_taken(t) } {
+            return Err(load_error(path, "its private copy does not match"));
+        }
+    }
+    let externals = Externals::from_items(items);
+    let binding = Arc::new(Binding { slots, flush_stdio: flags & FLAG_RUNTIME_UTILS != 0 });
+    for (k, slot) in indices.iter().zip(&binding.slots) {
+        // SAFETY: k < count (an index of the checked table); the slot lives
+        // in the binding (never moved or resized), which the library keeps
+        // until it is unloaded.
+        unsafe {
+            let s = (*t).slots.add(*k);
+            (*s).ctx = (slot as *const Slot).cast();
+            (*s).entry = Some(host_entry);
+        }
+    }
+    Ok(MlirLibrary::from_parts(lib, path.to_path_buf(), decls, Some(binding), externals))
+}
