@@ -14,7 +14,8 @@
 //! - [`reflection`]: `iree.abi` type records and the `iree.abi.declaration` text;
 //! - [`cconv`]: IREE VM calling-convention strings (`0rr_r`);
 //! - [`vmfb`]: reading IREE `.vmfb` module files (exports, signatures, reflection);
-//! - [`mlir`]: MLIR `func.func` headers and their types.
+//! - [`mlir`]: MLIR `func.func` headers and their types;
+//! - [`limits`]: the bounds on what an input may ask for (nesting depth, gap slots).
 //!
 //! Every error of this crate carries where it happened: a byte offset
 //! ([`ParseError`], [`vmfb::VmfbError`], [`reflection::ReflectionError`]),
@@ -32,6 +33,7 @@
 pub mod attrs;
 pub mod cconv;
 pub mod error;
+pub mod limits;
 pub mod mangle;
 pub mod mlir;
 pub mod raw;

@@ -42,12 +42,11 @@
 //! assert_eq!(parsed.inputs_reference(), ":[\n  0=raw(0),\n  1=raw(1),\n],\n");
 //! assert_eq!(parsed.results_reference(), "=raw(0),\n");
 //! ```
+use crate::limits::MAX_DEPTH;
 
 use crate::error::{ParseError, ParseErrorKind};
 use crate::mangle::{Component, SignatureBuilder, SignatureParser};
-use crate::structure::{
-    IndexPath, Key, MAX_DEPTH, PathKey, Structure, StructureBuilder, StructureError, StructureErrorKind,
-};
+use crate::structure::{IndexPath, Key, PathKey, Structure, StructureBuilder, StructureError, StructureErrorKind};
 use std::fmt::{self, Write as _};
 use std::str::FromStr;
 

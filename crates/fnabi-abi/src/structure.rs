@@ -23,6 +23,7 @@
 //! assert_eq!(leaves, [("[\"a\"][0]".to_string(), 0), ("[\"a\"][1]".to_string(), 1), ("[\"b\"]".to_string(), 2)]);
 //! assert_eq!(IndexPath::from(vec![PathKey::Index(1), PathKey::Name("x".into())]).to_string(), "[1][\"x\"]");
 //! ```
+use crate::limits::{MAX_DEPTH, MAX_GAP_SLOTS};
 
 use std::fmt;
 use std::sync::Arc;
@@ -134,17 +135,6 @@ fn collect_leaves(s: &Structure, path: &mut Vec<PathKey>, out: &mut Vec<(IndexPa
 // ---------------------------------------------------------------------------
 // Errors
 // ---------------------------------------------------------------------------
-
-/// The deepest nesting fnabi accepts anywhere a structure is read or built
-/// (signatures, structures, plans): a path has at most this many keys.
-/// Everything that walks a structure recurses at most this deep.
-pub const MAX_DEPTH: usize = 128;
-
-/// The most gap slots (sequence slots with no key, which read and write
-/// `None`) that one structure may have in all. A signature can declare a
-/// sequence key of two billion; without a bound, unflattening it would try to
-/// build a list of two billion `None`s.
-pub const MAX_GAP_SLOTS: usize = 1 << 16;
 
 /// A value that does not fit a structure, or a structure that is malformed,
 /// at an index path.

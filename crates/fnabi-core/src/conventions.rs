@@ -54,15 +54,14 @@
 //! keys are errors), sequence lengths, and results against their records.
 //! A signless record integer (`i8`) accepts host arrays of either
 //! signedness of its width, since MLIR's integers are signless.
+use fnabi_abi::limits::MAX_DEPTH;
 
 use crate::array::Array;
 pub use crate::error::CallError;
 use crate::error::Error;
 use crate::value::{Dict, Key, Value};
 use crate::vm::{BufferView, CallingConvention, ElementType, RefType, ShapeDisplay, ValueType, Variant, VmList, VmRef};
-use fnabi_abi::reflection::{
-    Declaration, FunctionReflection, InvocationModel, MAX_DEPTH, NdArrayType, Primitive, TypeRecord,
-};
+use fnabi_abi::reflection::{Declaration, FunctionReflection, InvocationModel, NdArrayType, Primitive, TypeRecord};
 use fnabi_abi::scalar::{DType, ScalarType};
 use std::fmt;
 

@@ -45,10 +45,11 @@
 //! assert_eq!(json::to_string(&d), r#"{"$dict":{"dtype":"a","shape":null,"data":null}}"#);
 //! assert_eq!(json::from_str(&json::to_string(&d)).unwrap(), d);
 //! ```
+use fnabi_abi::limits::MAX_DEPTH;
 
 use crate::array::{Array, element_count};
 use crate::error::Error;
-use crate::structure::{MAX_DEPTH, PathKey, StructureError, StructureErrorKind};
+use crate::structure::{PathKey, StructureError, StructureErrorKind};
 use crate::value::{Dict, Key, Value};
 use fnabi_abi::scalar::DType;
 use half::{bf16, f16};

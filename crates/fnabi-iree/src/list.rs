@@ -12,7 +12,7 @@ use crate::fastpack::Sink;
 use crate::ffi::{self, check, sys};
 use crate::runtime::{DeviceHandle, instance};
 use crate::staging::Staging;
-use fnabi_abi::reflection::MAX_DEPTH;
+use fnabi_abi::limits::MAX_DEPTH;
 use fnabi_core::Array;
 use fnabi_core::vm::{BufferView, ElementType, OpaqueRef, RefType, ValueType, Variant, VmList, VmRef};
 use std::ptr::NonNull;

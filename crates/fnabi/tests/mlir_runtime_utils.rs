@@ -4,9 +4,11 @@
 //! functions of `libmlir_c_runner_utils`, reached through fnabi's shims).
 //!
 //! C's stdout cannot be captured reliably inside the process, so the test
-//! runs this binary again as a child (`print_child`, which only prints when
-//! `FNABI_PRINT_CHILD` is set) and checks the child's stdout: the lines of
-//! the runtime utilities, in order with the lines fnabi's caller prints.
+//! runs this binary again as a child (with `FNABI_PRINT_CHILD` set, `main`
+//! runs `print_child` instead of the tests) and checks the child's stdout:
+//! the lines of the runtime utilities, in order with the lines fnabi's
+//! caller prints. Hence this file has its own `main` (`harness = false`):
+//! the child is no test.
 
 use fnabi::mlir::{Arg, Externals, HostFunctions, MlirLibrary, RuntimeUtils, parse_functions};
 use fnabi::{Array, Value};
@@ -16,12 +18,43 @@ fn source() -> String {
     std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mlir/print_utils.mlir")).unwrap()
 }
 
-/// The child: prints through Rust and through the module, interleaved.
-#[test]
-fn print_child() {
-    if std::env::var_os("FNABI_PRINT_CHILD").is_none() {
+type Test = (&'static str, fn());
+
+const TESTS: [Test; 2] = [
+    ("runtime_utilities_print_in_order_with_the_caller", runtime_utilities_print_in_order_with_the_caller),
+    (
+        "runtime_utilities_are_resolved_from_the_installed_libraries",
+        runtime_utilities_are_resolved_from_the_installed_libraries,
+    ),
+];
+
+/// The child prints (see the module docs); otherwise runs each test (an
+/// argument, as libtest's filter, selects tests by substring), catching
+/// panics, and prints libtest's summary line.
+fn main() {
+    if std::env::var_os("FNABI_PRINT_CHILD").is_some() {
+        print_child();
         return;
     }
+    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let (mut passed, mut failed) = (0, 0);
+    for (name, test) in TESTS.iter().filter(|(n, _)| filter.as_deref().is_none_or(|f| n.contains(f))) {
+        let ok = std::panic::catch_unwind(test).is_ok();
+        println!("test {name} ... {}", if ok { "ok" } else { "FAILED" });
+        if ok {
+            passed += 1;
+        } else {
+            failed += 1;
+        }
+    }
+    println!("\ntest result: {}. {passed} passed; {failed} failed", if failed == 0 { "ok" } else { "FAILED" });
+    if failed > 0 {
+        std::process::exit(101);
+    }
+}
+
+/// The child: prints through Rust and through the module, interleaved.
+fn print_child() {
     // SAFETY: the module only prints its arguments.
     let lib = unsafe { MlirLibrary::compile(&source()) }.unwrap();
     println!("externals: {}", lib.externals());
@@ -40,18 +73,12 @@ fn print_child() {
     );
 }
 
-#[test]
 fn runtime_utilities_print_in_order_with_the_caller() {
     let exe = std::env::current_exe().unwrap();
-    let out = Command::new(exe)
-        .args(["print_child", "--exact", "--nocapture", "--test-threads=1"])
-        .env("FNABI_PRINT_CHILD", "1")
-        .output()
-        .unwrap();
+    let out = Command::new(exe).env("FNABI_PRINT_CHILD", "1").output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "child failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    // From the externals line on, with the addresses masked (libtest's
-    // "test print_child ... " precedes it on its line).
+    // From the externals line on, with the addresses masked.
     let from = stdout.find("externals: ").unwrap_or_else(|| panic!("no externals line:\n{stdout}"));
     let lines: Vec<String> = stdout[from..].lines().take(11).map(mask_address).collect();
     let ext = &lines[0];
@@ -89,7 +116,6 @@ fn mask_address(line: &str) -> String {
     }
 }
 
-#[test]
 fn runtime_utilities_are_resolved_from_the_installed_libraries() {
     let compiler = fnabi::mlir::Compiler::new().unwrap();
     let rt = RuntimeUtils::for_toolchain(compiler.toolchain()).unwrap();

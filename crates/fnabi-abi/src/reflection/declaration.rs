@@ -2,8 +2,9 @@
 //! compiler records on every export, such as
 //! `sync func @f(%input0: tensor<?x4xf32>, %input1: f32) -> (%output0: tensor<4xf32>)`.
 //! It types a function that has no `iree.abi` records ("typed mode").
+use crate::limits::MAX_DEPTH;
 
-use super::{MAX_BIT_WIDTH, MAX_DEPTH, NdArrayType, Primitive, TypeRecord};
+use super::{MAX_BIT_WIDTH, NdArrayType, Primitive, TypeRecord};
 use crate::error::{ParseError, ParseErrorKind};
 use std::fmt;
 use std::str::FromStr;

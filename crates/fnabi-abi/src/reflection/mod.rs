@@ -41,6 +41,7 @@ mod json;
 mod sip;
 mod tree;
 
+use crate::limits::MAX_DEPTH;
 pub use declaration::{DeclParam, DeclType, Declaration, InvocationModel, Signedness};
 pub use sip::{raw_type_record, record_raw_type};
 pub use tree::{RecordStructure, records_to_structure, structure_to_records};
@@ -51,10 +52,6 @@ use json::{LexError, Next, Reader};
 use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
-
-/// The deepest nesting of records fnabi reads or converts (a bound on
-/// recursion; real records nest a few levels).
-pub const MAX_DEPTH: usize = 100;
 
 /// The largest integer bit width (MLIR's limit, 2^24 - 1).
 pub const MAX_BIT_WIDTH: u32 = (1 << 24) - 1;

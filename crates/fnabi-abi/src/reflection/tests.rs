@@ -288,7 +288,7 @@ fn depth_is_bounded() {
     let e = TypeRecord::parse(&deep).unwrap_err();
     assert_eq!(e.kind(), &ReflectionErrorKind::TooDeep);
     assert_eq!(e.offset(), 10 * MAX_DEPTH);
-    assert!(e.to_string().ends_with("records nest deeper than 100 levels"), "{e}");
+    assert!(e.to_string().ends_with("records nest deeper than 128 levels"), "{e}");
     // A huge nesting does not overflow the stack either.
     let huge = "[\"slist\", ".repeat(100_000);
     assert!(TypeRecord::parse(&huge).is_err());

@@ -1,8 +1,9 @@
 //! Records ⇄ [`Structure`]: the reduction of an `iree.abi` record list to
 //! the crate's one structure model (the tree that SIP signatures give), and
 //! back where records can express it.
+use crate::limits::MAX_DEPTH;
 
-use super::{MAX_DEPTH, TypeRecord};
+use super::TypeRecord;
 use crate::structure::{Structure, StructureError, StructureErrorKind};
 
 /// A conversion error without a path of its own (the message says what).

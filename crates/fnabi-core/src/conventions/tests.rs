@@ -555,7 +555,7 @@ fn depth_of_host_values_is_bounded() {
         v = Value::List(vec![v]);
     }
     let e = FunctionAbi::dynamic().pack_args(std::slice::from_ref(&v)).unwrap_err();
-    assert!(msg(e).ends_with("values nest deeper than 100 levels"));
+    assert!(msg(e).ends_with("values nest deeper than 128 levels"));
     let mut x = Variant::I32(1);
     for _ in 0..MAX_DEPTH + 5 {
         x = Variant::list(VmList::from_variants(vec![x]));

@@ -571,7 +571,8 @@ fn seq_items<'v, 'a>(v: &'v Value<'a>, len: u32) -> Result<&'v [Value<'a>], Stru
 mod tests {
     use super::*;
     use crate::structure::StructureBuilder;
-    use crate::structure::{MAX_GAP_SLOTS, StructureExt};
+    use crate::structure::StructureExt;
+    use fnabi_abi::limits::{MAX_DEPTH, MAX_GAP_SLOTS};
     use PathKey::Index as I;
 
     fn n(s: &str) -> PathKey {
@@ -699,7 +700,7 @@ mod tests {
         let dup = Structure::Sequence(vec![(0, Structure::Leaf(4)), (1, Structure::Leaf(4))]);
         assert_eq!(dup.validate().unwrap_err().to_string(), "raw index 4 is used by both [0] and [1]");
         let mut deep = Structure::Leaf(0);
-        for _ in 0..=crate::structure::MAX_DEPTH {
+        for _ in 0..=MAX_DEPTH {
             deep = Structure::Sequence(vec![(0, deep)]);
         }
         assert!(matches!(deep.validate().unwrap_err().kind(), StructureErrorKind::TooDeep(_)));
