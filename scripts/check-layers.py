@@ -18,7 +18,7 @@ import sys
 # import each other).
 LAYERS = {
     "crates/fnabi-abi/src": [
-        ["error"],
+        ["error", "limits"],
         ["mangle", "scalar", "cconv"],
         ["structure"],
         ["raw"],

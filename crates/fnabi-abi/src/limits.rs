@@ -13,3 +13,7 @@ pub const MAX_DEPTH: usize = 128;
 /// sequence key of two billion; without a bound, unflattening it would try
 /// to build a list of two billion `None`s.
 pub const MAX_GAP_SLOTS: usize = 1 << 16;
+
+/// The highest rank of an array fnabi reads, builds or passes (memref
+/// descriptors, `.npy` files, text values); far above any real tensor.
+pub const MAX_RANK: usize = 64;

@@ -88,9 +88,10 @@ impl fmt::Display for Dim {
     }
 }
 
-/// The preferred memory layout of a buffer (the documents' contiguity hint).
+/// The order of a buffer's dimensions in memory: the preferred layout of the
+/// documents' contiguity hint (raw ABI version 2, `c` field).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum Layout {
+pub enum DimOrder {
     /// C order: the last index varies fastest. The default.
     #[default]
     RowMajor,
@@ -98,20 +99,20 @@ pub enum Layout {
     ColumnMajor,
 }
 
-impl Layout {
+impl DimOrder {
     /// The code of the `c` field (0 row-major, 1 column-major).
     pub fn code(self) -> i32 {
         match self {
-            Layout::RowMajor => 0,
-            Layout::ColumnMajor => 1,
+            DimOrder::RowMajor => 0,
+            DimOrder::ColumnMajor => 1,
         }
     }
 
     /// The layout of a `c` field code.
-    pub fn from_code(c: i32) -> Option<Layout> {
+    pub fn from_code(c: i32) -> Option<DimOrder> {
         match c {
-            0 => Some(Layout::RowMajor),
-            1 => Some(Layout::ColumnMajor),
+            0 => Some(DimOrder::RowMajor),
+            1 => Some(DimOrder::ColumnMajor),
             _ => None,
         }
     }
@@ -119,8 +120,8 @@ impl Layout {
     /// The human-readable name (`row-major`, `column-major`).
     pub fn name(self) -> &'static str {
         match self {
-            Layout::RowMajor => "row-major",
-            Layout::ColumnMajor => "column-major",
+            DimOrder::RowMajor => "row-major",
+            DimOrder::ColumnMajor => "column-major",
         }
     }
 }
@@ -142,7 +143,7 @@ impl std::error::Error for DimOutOfRange {}
 pub struct BufferType {
     dtype: ScalarType,
     dims: Vec<Dim>,
-    layout: Layout,
+    layout: DimOrder,
 }
 
 impl BufferType {
@@ -159,11 +160,11 @@ impl BufferType {
         if let Some(Dim::Static(bad)) = dims.iter().find(|d| matches!(d, Dim::Static(n) if *n > i32::MAX as u32)) {
             return Err(DimOutOfRange(*bad));
         }
-        Ok(BufferType { dtype, dims, layout: Layout::RowMajor })
+        Ok(BufferType { dtype, dims, layout: DimOrder::RowMajor })
     }
 
     /// The same type with a preferred layout.
-    pub fn with_layout(mut self, layout: Layout) -> Self {
+    pub fn with_layout(mut self, layout: DimOrder) -> Self {
         self.layout = layout;
         self
     }
@@ -184,7 +185,7 @@ impl BufferType {
     }
 
     /// Preferred layout.
-    pub fn layout(&self) -> Layout {
+    pub fn layout(&self) -> DimOrder {
         self.layout
     }
 
@@ -198,7 +199,7 @@ impl BufferType {
             if self.dtype != ScalarType::F32 {
                 b.integer(b't', i32::from(self.dtype.code()));
             }
-            if self.layout != Layout::RowMajor {
+            if self.layout != DimOrder::RowMajor {
                 b.integer(b'c', self.layout.code());
             }
             for d in &self.dims {
@@ -218,7 +219,7 @@ impl fmt::Display for BufferType {
             write!(f, "{d}")?;
         }
         f.write_str("]")?;
-        if self.layout != Layout::RowMajor {
+        if self.layout != DimOrder::RowMajor {
             write!(f, ", {}", self.layout.name())?;
         }
         f.write_str(">")
@@ -326,7 +327,7 @@ impl RawSignature {
             .inputs
             .iter()
             .chain(&self.results)
-            .any(|t| matches!(t, RawType::Buffer(b) if b.layout != Layout::RowMajor));
+            .any(|t| matches!(t, RawType::Buffer(b) if b.layout != DimOrder::RowMajor));
         if hinted { 2 } else { 1 }
     }
 
@@ -484,7 +485,7 @@ pub struct BufferRef<'a> {
     /// Element type (the last `t`, float32 if none).
     pub dtype: ScalarType,
     /// Preferred layout (the last `c`, row-major if none).
-    pub layout: Layout,
+    pub layout: DimOrder,
     content: &'a [u8],
     content_offset: usize,
     rank: usize,
@@ -518,14 +519,14 @@ fn buffer_item<'a>(
     mut on_dim: impl FnMut(Dim),
 ) -> Result<BufferRef<'a>, ParseError> {
     let mut dtype = ScalarType::F32;
-    let mut layout = Layout::RowMajor;
+    let mut layout = DimOrder::RowMajor;
     let mut rank = 0;
     for c in SignatureParser::with_offset(content, content_offset) {
         let c = c?;
         match c {
             Component::Integer { tag: b't', value, .. } => dtype = scalar_code(&c, value)?,
             Component::Integer { tag: b'c', value, .. } => {
-                layout = Layout::from_code(value)
+                layout = DimOrder::from_code(value)
                     .ok_or_else(|| ParseError::new(c.offset(), ParseErrorKind::IllegalLayoutCode(value)))?;
             }
             Component::Integer { tag: b'd', value, .. } => {
@@ -717,13 +718,13 @@ impl HumanParser<'_> {
                     }
                 }
                 self.ws();
-                let mut layout = Layout::RowMajor;
+                let mut layout = DimOrder::RowMajor;
                 if self.eat(",") {
                     self.ws();
                     layout = if self.eat("column-major") {
-                        Layout::ColumnMajor
+                        DimOrder::ColumnMajor
                     } else if self.eat("row-major") {
-                        Layout::RowMajor
+                        DimOrder::RowMajor
                     } else {
                         return Err(self.err(ParseErrorKind::Expected("`row-major` or `column-major`")));
                     };
@@ -852,7 +853,7 @@ mod tests {
     fn layout_extension() {
         let b = BufferType::new(ScalarType::F32, [Dim::Static(2), Dim::Static(3)])
             .unwrap()
-            .with_layout(Layout::ColumnMajor);
+            .with_layout(DimOrder::ColumnMajor);
         let sig = RawSignature::new(vec![RawType::Buffer(b)], vec![]);
         assert_eq!(sig.to_mangled(), "I10!B7!c1d2d3R1!");
         assert_eq!(sig.abi_version(), 2);

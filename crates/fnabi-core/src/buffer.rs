@@ -13,10 +13,10 @@
 //!
 //! ```
 //! use fnabi_core::buffer::{oracle, BufferDescription, Cast, Decision, LayoutPreference};
-//! use fnabi_core::{Array, BufferType, Dim, Layout, ScalarType};
+//! use fnabi_core::{Array, BufferType, Dim, DimOrder, ScalarType};
 //! let ty = BufferType::new(ScalarType::F32, [Dim::Dynamic, Dim::Static(3)]).unwrap();
 //! let a = Array::from_vec(&[2, 3], vec![0f32; 6]).unwrap();
-//! let dense = LayoutPreference::from(Layout::RowMajor);
+//! let dense = LayoutPreference::from(DimOrder::RowMajor);
 //! let d = oracle(&ty, &BufferDescription::from_array(&a), &dense, Cast::Forbidden);
 //! assert!(matches!(d, Decision::AsIs { .. }));
 //! assert_eq!(d.dynamic_dims(), &[2]);
@@ -33,7 +33,7 @@
 use crate::array::{Array, DimVec, HostBuffer, byte_extent, element_count};
 use crate::error::Error;
 use crate::layout::{dense_strides, non_overlapping};
-use fnabi_abi::raw::{BufferType, Dim, Layout};
+use fnabi_abi::raw::{BufferType, Dim, DimOrder};
 use fnabi_abi::scalar::{DType, ScalarType};
 use std::fmt;
 use std::sync::Arc;
@@ -108,7 +108,7 @@ impl BufferDescription {
 
     /// A dense buffer of `shape` in `order`, starting at byte 0 of storage of
     /// exactly its size.
-    pub fn dense(dtype: DType, shape: &[usize], order: Layout) -> Result<BufferDescription, Error> {
+    pub fn dense(dtype: DType, shape: &[usize], order: DimOrder) -> Result<BufferDescription, Error> {
         let len = element_count(shape)?.checked_mul(dtype.size()).ok_or_else(|| too_large(shape))?;
         Ok(BufferDescription {
             dtype,
@@ -163,7 +163,7 @@ impl BufferDescription {
 
     /// True when the elements are dense in `order` (dims of extent 1 may
     /// have any stride; an empty buffer is dense).
-    pub fn is_dense(&self, order: Layout) -> bool {
+    pub fn is_dense(&self, order: DimOrder) -> bool {
         if self.is_empty() {
             return true;
         }
@@ -171,8 +171,8 @@ impl BufferDescription {
         let rank = self.rank();
         for k in 0..rank {
             let i = match order {
-                Layout::RowMajor => rank - 1 - k,
-                Layout::ColumnMajor => k,
+                DimOrder::RowMajor => rank - 1 - k,
+                DimOrder::ColumnMajor => k,
             };
             let n = self.shape[i];
             if n != 1 && self.strides[i] != expect {
@@ -214,7 +214,7 @@ impl fmt::Display for BufferDescription {
 /// What memory layout a callee accepts for one buffer parameter.
 ///
 /// - [`Dense`](LayoutPreference::Dense): only dense data in this order —
-///   the raw signature's contiguity hint ([`Layout`], `c` field), and what an
+///   the raw signature's contiguity hint ([`DimOrder`], `c` field), and what an
 ///   MLIR parameter with identity layout (`memref<?x?xf32>`) needs, since it
 ///   ignores the descriptor's offset and strides;
 /// - [`AnyStrided`](LayoutPreference::AnyStrided): any strides as they are
@@ -229,16 +229,16 @@ impl fmt::Display for BufferDescription {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum LayoutPreference {
     /// Dense in this order.
-    Dense(Layout),
+    Dense(DimOrder),
     /// Any strides.
     AnyStrided,
     /// Exactly these strides (in elements; `None` = dynamic, any).
     Strides(DimVec<Option<isize>>),
 }
 
-impl From<Layout> for LayoutPreference {
+impl From<DimOrder> for LayoutPreference {
     /// The raw signature's contiguity hint.
-    fn from(l: Layout) -> Self {
+    fn from(l: DimOrder) -> Self {
         LayoutPreference::Dense(l)
     }
 }
@@ -246,7 +246,7 @@ impl From<Layout> for LayoutPreference {
 impl Default for LayoutPreference {
     /// Dense row-major, the raw ABI's default.
     fn default() -> Self {
-        LayoutPreference::Dense(Layout::RowMajor)
+        LayoutPreference::Dense(DimOrder::RowMajor)
     }
 }
 
@@ -436,7 +436,7 @@ fn target_for(dtype: DType, shape: &[usize], pref: &LayoutPreference) -> Result<
         |want: &DimVec<Option<isize>>| Unsupported::Strides { expected: want.to_vec(), shape: shape.into() };
     let strides = match pref {
         LayoutPreference::Dense(order) => dense_strides(shape, *order),
-        LayoutPreference::AnyStrided => dense_strides(shape, Layout::RowMajor),
+        LayoutPreference::AnyStrided => dense_strides(shape, DimOrder::RowMajor),
         LayoutPreference::Strides(want) => {
             if want.len() != shape.len() {
                 return Err(unsupported(want));
@@ -521,8 +521,8 @@ pub fn check_shape(ty: &BufferType, shape: &[usize]) -> Result<(), Error> {
 ///
 /// ```
 /// use fnabi_core::buffer::allocate;
-/// use fnabi_core::{BufferType, Dim, Layout, ScalarType};
-/// let ty = BufferType::new(ScalarType::F64, [Dim::Static(2), Dim::Dynamic]).unwrap().with_layout(Layout::ColumnMajor);
+/// use fnabi_core::{BufferType, Dim, DimOrder, ScalarType};
+/// let ty = BufferType::new(ScalarType::F64, [Dim::Static(2), Dim::Dynamic]).unwrap().with_layout(DimOrder::ColumnMajor);
 /// let a = allocate(&ty, &[2, 5]).unwrap();
 /// assert!(a.is_f_contiguous() && a.is_writable());
 /// assert_eq!(allocate(&ty, &[3, 5]).unwrap_err().to_string(), "buffer dim 0: expected 2, got 3");
@@ -586,7 +586,7 @@ mod tests {
         let d = oracle(&t, &desc(&a), &LayoutPreference::AnyStrided, Cast::Allowed);
         let Decision::Convert { target, dynamic_dims } = d else { panic!("{d:?}") };
         assert_eq!(dynamic_dims.as_slice(), &[3]);
-        assert_eq!(target, BufferDescription::dense(DType::F64, &[3], Layout::RowMajor).unwrap());
+        assert_eq!(target, BufferDescription::dense(DType::F64, &[3], DimOrder::RowMajor).unwrap());
         let out = convert(&a, &target).unwrap();
         assert_eq!(out.to_vec::<f64>().unwrap(), [1.0, -2.0, 3.0]);
     }
@@ -597,8 +597,8 @@ mod tests {
         let t = a.permuted(&[1, 0]).unwrap(); // 5x4, column-major
         let ty2 = ty(ScalarType::U16, &[-1, -1]);
         let dec = |x: &Array<'_>, p: LayoutPreference| oracle(&ty2, &desc(x), &p, Cast::Forbidden);
-        assert!(matches!(dec(&t, Layout::ColumnMajor.into()), Decision::AsIs { .. }));
-        let Decision::Convert { target, .. } = dec(&t, Layout::RowMajor.into()) else { panic!() };
+        assert!(matches!(dec(&t, DimOrder::ColumnMajor.into()), Decision::AsIs { .. }));
+        let Decision::Convert { target, .. } = dec(&t, DimOrder::RowMajor.into()) else { panic!() };
         assert_eq!(target.strides(), &[4, 1]);
         assert_eq!(convert(&t, &target).unwrap(), t);
         assert!(matches!(dec(&t, LayoutPreference::AnyStrided), Decision::AsIs { .. }));
@@ -637,7 +637,7 @@ mod tests {
         let row = a.restrided(&[1, 5], &[99, 1], 0).unwrap();
         assert!(matches!(dec(&row, s(&[Some(7), Some(1)])), Decision::AsIs { .. }));
         let empty = a.restrided(&[0, 5], &[3, 3], 0).unwrap();
-        assert!(matches!(dec(&empty, Layout::RowMajor.into()), Decision::AsIs { .. }));
+        assert!(matches!(dec(&empty, DimOrder::RowMajor.into()), Decision::AsIs { .. }));
     }
 
     #[test]
@@ -652,9 +652,9 @@ mod tests {
         let d = BufferDescription::from_parts(DType::U8, &[1000, 2], &[0, 1], 0, 2).unwrap();
         assert_eq!((d.len(), d.rank(), d.is_empty()), (2000, 2, false));
         assert_eq!(d.to_string(), "u8[1000, 2] strides [0, 1] offset 0 in 2 bytes");
-        assert!(!d.is_dense(Layout::RowMajor));
-        let f = BufferDescription::dense(DType::I8, &[2, 3], Layout::ColumnMajor).unwrap();
-        assert!(f.is_dense(Layout::ColumnMajor) && !f.is_dense(Layout::RowMajor));
+        assert!(!d.is_dense(DimOrder::RowMajor));
+        let f = BufferDescription::dense(DType::I8, &[2, 3], DimOrder::ColumnMajor).unwrap();
+        assert!(f.is_dense(DimOrder::ColumnMajor) && !f.is_dense(DimOrder::RowMajor));
         let a = f.allocate().unwrap();
         assert!(a.is_f_contiguous());
         assert_eq!(BufferDescription::from_array(&a), f);

@@ -60,7 +60,9 @@ use crate::array::Array;
 pub use crate::error::CallError;
 use crate::error::Error;
 use crate::value::{Dict, Key, Value};
-use crate::vm::{BufferView, CallingConvention, ElementType, RefType, ShapeDisplay, ValueType, Variant, VmList, VmRef};
+use crate::vm::{
+    BufferView, CallingConvention, ListElementType, RefType, ShapeDisplay, ValueType, Variant, VmList, VmRef,
+};
 use fnabi_abi::reflection::{Declaration, FunctionReflection, InvocationModel, NdArrayType, Primitive, TypeRecord};
 use fnabi_abi::scalar::{DType, ScalarType};
 use std::fmt;
@@ -580,17 +582,17 @@ pub fn value_from_vm<'a>(x: Variant<'a>, record: &TypeRecord) -> Result<Value<'a
 }
 
 /// The VM element type of a typed list of `record` values.
-pub fn element_type_of(record: &TypeRecord) -> ElementType {
+pub fn element_type_of(record: &TypeRecord) -> ListElementType {
     match record {
-        TypeRecord::Primitive(p) => value_type_of(*p).map_or(ElementType::Variant, ElementType::Value),
-        TypeRecord::NdArray(a) if a.is_numeric() => ElementType::Ref(RefType::BufferView),
+        TypeRecord::Primitive(p) => value_type_of(*p).map_or(ListElementType::Variant, ListElementType::Value),
+        TypeRecord::NdArray(a) if a.is_numeric() => ListElementType::Ref(RefType::BufferView),
         TypeRecord::NdArray(_)
         | TypeRecord::SList(_)
         | TypeRecord::STuple(_)
         | TypeRecord::SDict(_)
         | TypeRecord::SDictKwargs(_)
-        | TypeRecord::PyHomogeneousList(_) => ElementType::Ref(RefType::List),
-        TypeRecord::Null | TypeRecord::Unknown | TypeRecord::Named(..) => ElementType::Variant,
+        | TypeRecord::PyHomogeneousList(_) => ListElementType::Ref(RefType::List),
+        TypeRecord::Null | TypeRecord::Unknown | TypeRecord::Named(..) => ListElementType::Variant,
     }
 }
 
@@ -876,7 +878,7 @@ fn ref_array_to_vm<'v>(
     if !shape_fits(a, &shape) {
         return Err(at.mismatch(t, format!("nested lists of shape {shape:?}")));
     }
-    let mut dims = VmList::with_capacity(ElementType::Value(ValueType::I64), rank);
+    let mut dims = VmList::with_capacity(ListElementType::Value(ValueType::I64), rank);
     for &d in &shape {
         let d = i64::try_from(d).map_err(|_| at.mismatch("dims that fit in i64", d))?;
         dims.push(Variant::I64(d))?;

@@ -24,19 +24,19 @@
 //! [`DType`]).
 //!
 //! ```
-//! use fnabi_core::{Array, Layout, layout};
+//! use fnabi_core::{Array, DimOrder, layout};
 //! let a = Array::from_vec(&[2, 3], vec![1u16, 2, 3, 4, 5, 6]).unwrap();
 //! let t = a.permuted(&[1, 0]).unwrap(); // 3x2 view, not contiguous
-//! let dense = layout::to_dense(&t, Layout::RowMajor).unwrap();
+//! let dense = layout::to_dense(&t, DimOrder::RowMajor).unwrap();
 //! assert_eq!(dense.as_slice::<u16>().unwrap(), &[1, 4, 2, 5, 3, 6]);
-//! let fortran = layout::to_dense(&t, Layout::ColumnMajor).unwrap();
+//! let fortran = layout::to_dense(&t, DimOrder::ColumnMajor).unwrap();
 //! assert!(fortran.is_f_contiguous());
 //! assert_eq!(fortran.to_vec::<u16>().unwrap(), [1, 4, 2, 5, 3, 6]);
 //! ```
 
 use crate::array::{Array, DimVec, HostBuffer, c_strides, element_count, f_strides};
 use crate::error::Error;
-use fnabi_abi::raw::Layout;
+use fnabi_abi::raw::DimOrder;
 use fnabi_abi::scalar::{DType, ScalarType};
 use std::sync::Arc;
 
@@ -50,17 +50,17 @@ pub const NON_TEMPORAL_THRESHOLD: usize = 8 << 20;
 const TILE: usize = 32;
 
 /// Strides (in elements) of a dense array of `shape` in `order`.
-pub fn dense_strides(shape: &[usize], order: Layout) -> DimVec<isize> {
+pub fn dense_strides(shape: &[usize], order: DimOrder) -> DimVec<isize> {
     match order {
-        Layout::RowMajor => c_strides(shape),
-        Layout::ColumnMajor => f_strides(shape),
+        DimOrder::RowMajor => c_strides(shape),
+        DimOrder::ColumnMajor => f_strides(shape),
     }
 }
 
 /// A dense copy of `src` in `order`, in fresh memory (64-byte aligned; from
 /// [`HUGE_PAGE_THRESHOLD`](crate::array::HUGE_PAGE_THRESHOLD) bytes up a
 /// huge-page-advised mapping).
-pub fn to_dense(src: &Array<'_>, order: Layout) -> Result<Array<'static>, Error> {
+pub fn to_dense(src: &Array<'_>, order: DimOrder) -> Result<Array<'static>, Error> {
     let n = element_count(src.shape())?;
     let bytes = n.checked_mul(src.dtype().size()).ok_or_else(|| too_large(src.shape()))?;
     let buf = Arc::new(HostBuffer::zeroed(bytes)?);
@@ -75,7 +75,7 @@ pub fn to_dense(src: &Array<'_>, order: Layout) -> Result<Array<'static>, Error>
 impl Array<'_> {
     /// A dense, row-major copy into fresh memory.
     pub fn to_contiguous(&self) -> Result<Array<'static>, Error> {
-        to_dense(self, Layout::RowMajor)
+        to_dense(self, DimOrder::RowMajor)
     }
 }
 
@@ -83,14 +83,14 @@ impl Array<'_> {
 /// `src.nbytes()` long and aligned for the element type.
 ///
 /// ```
-/// use fnabi_core::{Array, Layout, layout};
+/// use fnabi_core::{Array, DimOrder, layout};
 /// let a = Array::from_vec(&[2, 2], vec![1u8, 2, 3, 4]).unwrap();
 /// let mut out = [0u8; 4];
-/// layout::copy_to_slice(&a, Layout::ColumnMajor, &mut out).unwrap();
+/// layout::copy_to_slice(&a, DimOrder::ColumnMajor, &mut out).unwrap();
 /// assert_eq!(out, [1, 3, 2, 4]);
-/// assert!(layout::copy_to_slice(&a, Layout::RowMajor, &mut [0u8; 3]).is_err());
+/// assert!(layout::copy_to_slice(&a, DimOrder::RowMajor, &mut [0u8; 3]).is_err());
 /// ```
-pub fn copy_to_slice(src: &Array<'_>, order: Layout, dst: &mut [u8]) -> Result<(), Error> {
+pub fn copy_to_slice(src: &Array<'_>, order: DimOrder, dst: &mut [u8]) -> Result<(), Error> {
     if dst.len() != src.nbytes() {
         return Err(Error::mismatch(
             format!("destination bytes for a dense copy of {}{:?}", src.dtype(), src.shape()),
@@ -993,10 +993,10 @@ mod tests {
             let a64 = Array::from_vec(&[p, q], (0..n).map(|x| x as i64).collect()).unwrap();
             for a in [a8, a16, a32, a64] {
                 let t = a.permuted(&[1, 0]).unwrap();
-                let d = to_dense(&t, Layout::RowMajor).unwrap();
+                let d = to_dense(&t, DimOrder::RowMajor).unwrap();
                 assert!(d.is_c_contiguous());
                 assert_eq!(d, t, "{p}x{q} {}", a.dtype());
-                let f = to_dense(&t, Layout::ColumnMajor).unwrap();
+                let f = to_dense(&t, DimOrder::ColumnMajor).unwrap();
                 assert!(f.is_f_contiguous());
                 assert_eq!(f, t);
             }
@@ -1008,19 +1008,19 @@ mod tests {
         let a = iota(&[8, 16]);
         // Strided rows (a[:, ::2]) and reversed rows/columns.
         let s = a.restrided(&[8, 8], &[16, 2], 0).unwrap();
-        assert_eq!(to_dense(&s, Layout::RowMajor).unwrap().to_vec::<u32>().unwrap(), s.to_vec::<u32>().unwrap());
+        assert_eq!(to_dense(&s, DimOrder::RowMajor).unwrap().to_vec::<u32>().unwrap(), s.to_vec::<u32>().unwrap());
         let r = a.restrided(&[8, 16], &[-16, -1], 4 * 127).unwrap();
-        let v = to_dense(&r, Layout::RowMajor).unwrap().to_vec::<u32>().unwrap();
+        let v = to_dense(&r, DimOrder::RowMajor).unwrap().to_vec::<u32>().unwrap();
         assert_eq!(v, (0..128).rev().collect::<Vec<u32>>());
         // Broadcast inner and outer.
         let b = a.restrided(&[3, 4, 5], &[0, 16, 0], 4).unwrap();
-        let v = to_dense(&b, Layout::RowMajor).unwrap().to_vec::<u32>().unwrap();
+        let v = to_dense(&b, DimOrder::RowMajor).unwrap().to_vec::<u32>().unwrap();
         let expect: Vec<u32> = (0..3).flat_map(|_| (0..4).flat_map(|i| std::iter::repeat_n(1 + 16 * i, 5))).collect();
         assert_eq!(v, expect);
         // Rows of a sub-block.
         let blk = a.restrided(&[4, 5], &[16, 1], 4 * 17).unwrap();
         assert_eq!(
-            to_dense(&blk, Layout::RowMajor).unwrap().to_vec::<u32>().unwrap(),
+            to_dense(&blk, DimOrder::RowMajor).unwrap().to_vec::<u32>().unwrap(),
             [17, 18, 19, 20, 21, 33, 34, 35, 36, 37, 49, 50, 51, 52, 53, 65, 66, 67, 68, 69]
         );
     }
@@ -1031,20 +1031,20 @@ mod tests {
         let (p, q) = (1030usize, 1100usize);
         let a = iota(&[p, q * 2]);
         let g = a.restrided(&[p, q], &[2 * q as isize, 2], 0).unwrap();
-        let d = to_dense(&g, Layout::RowMajor).unwrap();
+        let d = to_dense(&g, DimOrder::RowMajor).unwrap();
         assert_eq!(d.nbytes(), p * q * 4);
         assert!(d.nbytes() < NON_TEMPORAL_THRESHOLD || d == g);
         let big = iota(&[1500, 1500]);
         let t = big.permuted(&[1, 0]).unwrap();
-        let d = to_dense(&t, Layout::RowMajor).unwrap();
+        let d = to_dense(&t, DimOrder::RowMajor).unwrap();
         assert!(d.nbytes() >= NON_TEMPORAL_THRESHOLD);
         assert_eq!(d.get::<u32>(&[7, 1499]).unwrap(), 1499 * 1500 + 7);
         assert_eq!(d, t);
         let g2 = big.restrided(&[1500, 750], &[1500, 2], 0).unwrap();
         let big2 = iota(&[3000, 1500]);
         let g3 = big2.restrided(&[3000, 750], &[1500, 2], 4).unwrap();
-        assert_eq!(to_dense(&g2, Layout::RowMajor).unwrap(), g2);
-        assert_eq!(to_dense(&g3, Layout::RowMajor).unwrap(), g3);
+        assert_eq!(to_dense(&g2, DimOrder::RowMajor).unwrap(), g2);
+        assert_eq!(to_dense(&g3, DimOrder::RowMajor).unwrap(), g3);
     }
 
     #[test]
@@ -1053,7 +1053,7 @@ mod tests {
         // written with streaming stores and then duplicated.
         let base = iota(&[1000, 600]);
         let b = base.restrided(&[4, 600, 1000], &[0, 1, 600], 0).unwrap();
-        let d = to_dense(&b, Layout::RowMajor).unwrap();
+        let d = to_dense(&b, DimOrder::RowMajor).unwrap();
         assert!(d.nbytes() >= NON_TEMPORAL_THRESHOLD);
         assert_eq!(d.get::<u32>(&[3, 599, 999]).unwrap(), 999 * 600 + 599);
         assert_eq!(d, b);
@@ -1085,7 +1085,7 @@ mod tests {
         assert!(!non_overlapping(&[2, 3], &[0, 1]));
         assert!(non_overlapping(&[1, 3], &[0, 1]));
         assert!(non_overlapping(&[0, 3], &[0, 0]));
-        let e = copy_to_slice(&a, Layout::RowMajor, &mut [0u8; 23]).unwrap_err().to_string();
+        let e = copy_to_slice(&a, DimOrder::RowMajor, &mut [0u8; 23]).unwrap_err().to_string();
         assert_eq!(e, "destination bytes for a dense copy of u32[2, 3]: expected 24, got 23");
     }
 

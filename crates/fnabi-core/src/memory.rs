@@ -17,13 +17,13 @@
 //!
 //! ```
 //! use fnabi_core::memory::Arena;
-//! use fnabi_core::{Array, Layout, buffer::BufferDescription};
+//! use fnabi_core::{Array, DimOrder, buffer::BufferDescription};
 //! let a = Array::from_vec(&[2, 3], vec![1i32, 2, 3, 4, 5, 6]).unwrap();
 //! let t = a.permuted(&[1, 0]).unwrap();
 //! let mut arena = Arena::with_capacity(1 << 16).unwrap();
 //! {
 //!     let scope = arena.scope();
-//!     let target = BufferDescription::dense(t.dtype(), t.shape(), Layout::RowMajor).unwrap();
+//!     let target = BufferDescription::dense(t.dtype(), t.shape(), DimOrder::RowMajor).unwrap();
 //!     let dense = scope.convert(&t, &target).unwrap();
 //!     assert_eq!(dense.as_slice::<i32>().unwrap(), &[1, 4, 2, 5, 3, 6]);
 //!     assert_eq!(dense.as_ptr() as usize % 64, 0);
@@ -34,7 +34,7 @@
 use crate::array::{ALIGNMENT, Array, HostBuffer};
 use crate::buffer::BufferDescription;
 use crate::error::Error;
-use fnabi_abi::raw::Layout;
+use fnabi_abi::raw::DimOrder;
 use fnabi_abi::scalar::{DType, Element};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -169,7 +169,7 @@ impl<'a> ArenaScope<'a> {
     }
 
     /// A dense array of `shape` in `order`, contents unspecified (bool: zeroed).
-    pub fn alloc_dense(&self, dtype: DType, shape: &[usize], order: Layout) -> Result<Array<'_>, Error> {
+    pub fn alloc_dense(&self, dtype: DType, shape: &[usize], order: DimOrder) -> Result<Array<'_>, Error> {
         self.alloc(&BufferDescription::dense(dtype, shape, order)?)
     }
 
@@ -833,10 +833,10 @@ mod tests {
         drop(s);
         // Arrays in the arena; bools come zeroed.
         let s = arena.scope();
-        let b = s.alloc_dense(DType::Bool, &[3, 3], Layout::ColumnMajor).unwrap();
+        let b = s.alloc_dense(DType::Bool, &[3, 3], DimOrder::ColumnMajor).unwrap();
         assert_eq!(b.to_vec::<bool>().unwrap(), [false; 9]);
         assert!(b.is_f_contiguous() && b.is_writable());
-        let empty = s.alloc_dense(DType::F64, &[0, 3], Layout::RowMajor).unwrap();
+        let empty = s.alloc_dense(DType::F64, &[0, 3], DimOrder::RowMajor).unwrap();
         assert!(empty.is_empty());
     }
 

@@ -44,8 +44,7 @@ use std::sync::Arc;
 const MAGIC: &[u8; 6] = b"\x93NUMPY";
 /// The largest header fnabi reads.
 pub const MAX_HEADER_LEN: usize = 1 << 20;
-/// The most dims fnabi reads (NumPy's limit).
-pub const MAX_RANK: usize = 64;
+pub(crate) use fnabi_abi::limits::MAX_RANK;
 const ARRAY_ALIGN: usize = 64;
 const GROWTH_AXIS_MAX_DIGITS: usize = 21;
 
@@ -317,7 +316,7 @@ impl<'a> HeaderParser<'a> {
 fn strides_for(h: &NpyHeader) -> DimVec<isize> {
     crate::layout::dense_strides(
         &h.shape,
-        if h.fortran_order { fnabi_abi::raw::Layout::ColumnMajor } else { fnabi_abi::raw::Layout::RowMajor },
+        if h.fortran_order { fnabi_abi::raw::DimOrder::ColumnMajor } else { fnabi_abi::raw::DimOrder::RowMajor },
     )
 }
 
@@ -361,11 +360,11 @@ pub fn read(bytes: &[u8]) -> Result<Array<'_>, Error> {
 /// use fnabi_core::{Array, memory::ByteBuffer, npy};
 /// let a = Array::from_vec(&[3], vec![1u64, 2, 3]).unwrap();
 /// let file = ByteBuffer::copy_from_slice(&npy::to_bytes(&a).unwrap()).unwrap();
-/// let back = npy::load(&file).unwrap();
+/// let back = npy::read_buffer(&file).unwrap();
 /// assert_eq!(back, a);
 /// assert_eq!(back.buffer().unwrap().as_ptr(), file.as_bytes().as_ptr(), "shares the file's memory");
 /// ```
-pub fn load(file: &ByteBuffer) -> Result<Array<'static>, Error> {
+pub fn read_buffer(file: &ByteBuffer) -> Result<Array<'static>, Error> {
     let bytes = file.as_bytes();
     let h = read_header(bytes)?;
     let data = &bytes[h.data_offset..];
@@ -379,7 +378,7 @@ pub fn load(file: &ByteBuffer) -> Result<Array<'static>, Error> {
 
 /// Reads a `.npy` file into memory.
 pub fn read_file(path: impl AsRef<Path>) -> Result<Array<'static>, Error> {
-    load(&ByteBuffer::read_file(path)?)
+    read_buffer(&ByteBuffer::read_file(path)?)
 }
 
 /// NumPy's descr of a dtype, in native byte order.
@@ -705,7 +704,7 @@ mod tests {
         // A mapped file is shared, not copied.
         // SAFETY: the test owns the file and leaves it unchanged while mapped.
         let m = unsafe { ByteBuffer::map_file(&path) }.unwrap();
-        let mapped = load(&m).unwrap();
+        let mapped = read_buffer(&m).unwrap();
         assert_eq!(mapped, s);
         assert!(!mapped.is_writable());
         let bools = Array::from_vec(&[2], vec![true, false]).unwrap();

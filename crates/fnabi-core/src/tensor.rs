@@ -345,7 +345,7 @@ mod tests {
         let f = Array::from_vec(&[1, 1], vec![1.0f32]).unwrap();
         assert!(update(&mut t, &f, &[0, 0]).unwrap_err().to_string().starts_with("element type of a tensor update"));
         // Into a column-major target.
-        let mut c = crate::layout::to_dense(&iota(&[2, 3]), fnabi_abi::raw::Layout::ColumnMajor).unwrap();
+        let mut c = crate::layout::to_dense(&iota(&[2, 3]), fnabi_abi::raw::DimOrder::ColumnMajor).unwrap();
         update(&mut c, &Array::from_vec(&[1, 2], vec![7i32, 8]).unwrap(), &[1, 1]).unwrap();
         assert_eq!(c.to_vec::<i32>().unwrap(), [0, 1, 2, 3, 7, 8]);
         let empty = Array::zeros(DType::I32, &[0, 2]).unwrap();

@@ -1,7 +1,7 @@
 //! The IREE VM value model, without a runtime: what a VM function takes and
 //! returns. A [`Variant`] is empty, a sized value (`i8`…`i64`, `f32`,
 //! `f64`) or a reference ([`VmRef`]) to a [`VmList`], a [`BufferView`] or an
-//! [`OpaqueRef`]; a list has an [`ElementType`] (any variant, one value
+//! [`OpaqueRef`]; a list has an [`ListElementType`] (any variant, one value
 //! type, or one ref type). A function's register signature is its
 //! [`CallingConvention`] (`0rr_rrI`).
 //!
@@ -13,12 +13,12 @@
 //! and row-major (its payload is a C-contiguous [`Array`]).
 //!
 //! ```
-//! use fnabi_core::vm::{CallingConvention, ElementType, ValueType, Variant, VmList};
+//! use fnabi_core::vm::{CallingConvention, ListElementType, ValueType, Variant, VmList};
 //! let cc: CallingConvention = "0rIIiiCID_r".parse().unwrap();
 //! assert_eq!(cc.to_string(), "0rIIiiCID_r");
 //! assert_eq!(cc.args().len(), 6);
 //!
-//! let mut s = VmList::new(ElementType::Value(ValueType::I8));
+//! let mut s = VmList::new(ListElementType::Value(ValueType::I8));
 //! s.push(Variant::I8(104)).unwrap();
 //! assert!(s.push(Variant::I32(105)).is_err(), "a list<i8> holds only i8 values");
 //! assert_eq!(s.to_string(), "list<i8>[i8 104]");
@@ -98,7 +98,7 @@ impl fmt::Display for RefType {
 
 /// The element type of a [`VmList`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum ElementType {
+pub enum ListElementType {
     /// Any variant (`list<?>`): a tuple in the native ABI.
     Variant,
     /// One value type (`list<i8>`: a string, or a typed list of numbers).
@@ -107,13 +107,13 @@ pub enum ElementType {
     Ref(RefType),
 }
 
-impl fmt::Display for ElementType {
+impl fmt::Display for ListElementType {
     /// The part between `list<` and `>`: `?`, `i8`, `!hal.buffer_view`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ElementType::Variant => f.write_str("?"),
-            ElementType::Value(t) => t.fmt(f),
-            ElementType::Ref(r) => r.fmt(f),
+            ListElementType::Variant => f.write_str("?"),
+            ListElementType::Value(t) => t.fmt(f),
+            ListElementType::Ref(r) => r.fmt(f),
         }
     }
 }
@@ -277,45 +277,45 @@ impl fmt::Display for ShapeDisplay<'_> {
 /// type or empty (null) elements, a variant list holds anything.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VmList<'a> {
-    element_type: ElementType,
+    element_type: ListElementType,
     items: Vec<Variant<'a>>,
 }
 
 impl<'a> VmList<'a> {
     /// An empty list.
-    pub fn new(element_type: ElementType) -> Self {
+    pub fn new(element_type: ListElementType) -> Self {
         VmList { element_type, items: Vec::new() }
     }
 
     /// An empty list with room for `n` elements.
-    pub fn with_capacity(element_type: ElementType, n: usize) -> Self {
+    pub fn with_capacity(element_type: ListElementType, n: usize) -> Self {
         VmList { element_type, items: Vec::with_capacity(n) }
     }
 
     /// An empty variant list (`list<?>`) with room for `n` elements.
     pub fn variants(n: usize) -> Self {
-        VmList::with_capacity(ElementType::Variant, n)
+        VmList::with_capacity(ListElementType::Variant, n)
     }
 
     /// A `list<i8>` of bytes: the native ABI's string.
     pub fn from_bytes(bytes: &[u8]) -> Self {
         VmList {
-            element_type: ElementType::Value(ValueType::I8),
+            element_type: ListElementType::Value(ValueType::I8),
             items: bytes.iter().map(|&b| Variant::I8(b as i8)).collect(),
         }
     }
 
     /// The element type.
-    pub fn element_type(&self) -> &ElementType {
+    pub fn element_type(&self) -> &ListElementType {
         &self.element_type
     }
 
     /// Whether `v` may be an element of this list.
     pub fn accepts(&self, v: &Variant<'_>) -> bool {
         match &self.element_type {
-            ElementType::Variant => true,
-            ElementType::Value(t) => v.value_type() == Some(*t),
-            ElementType::Ref(r) => matches!(v, Variant::None) || v.ref_type().as_ref() == Some(r),
+            ListElementType::Variant => true,
+            ListElementType::Value(t) => v.value_type() == Some(*t),
+            ListElementType::Ref(r) => matches!(v, Variant::None) || v.ref_type().as_ref() == Some(r),
         }
     }
 
@@ -359,12 +359,12 @@ impl<'a> VmList<'a> {
 
     /// A variant list (`list<?>`) of these elements.
     pub fn from_variants(items: Vec<Variant<'a>>) -> Self {
-        VmList { element_type: ElementType::Variant, items }
+        VmList { element_type: ListElementType::Variant, items }
     }
 
     /// The bytes of a `list<i8>` (a string); `None` for other lists.
     pub fn to_bytes(&self) -> Option<Vec<u8>> {
-        if self.element_type != ElementType::Value(ValueType::I8) {
+        if self.element_type != ListElementType::Value(ValueType::I8) {
             return None;
         }
         // Pushes are checked, so every element is an i8.
@@ -578,12 +578,12 @@ mod tests {
 
     #[test]
     fn typed_lists_check_their_elements() {
-        let mut l = VmList::new(ElementType::Ref(RefType::BufferView));
+        let mut l = VmList::new(ListElementType::Ref(RefType::BufferView));
         assert!(l.push(Variant::None).is_ok());
         let e = l.push(Variant::I32(1)).unwrap_err();
         assert_eq!(e.to_string(), "element 1 of a list<!hal.buffer_view>: expected !hal.buffer_view, got i32");
         let fence = OpaqueRef::new("!hal.fence", Box::new(3u32));
-        let mut f = VmList::new(ElementType::Ref(RefType::Opaque("!hal.fence".into())));
+        let mut f = VmList::new(ListElementType::Ref(RefType::Opaque("!hal.fence".into())));
         f.push(Variant::Ref(VmRef::Opaque(fence.clone()))).unwrap();
         assert_eq!(f.get(0), Some(&Variant::Ref(VmRef::Opaque(fence.clone()))));
         assert_ne!(fence, OpaqueRef::new("!hal.fence", Box::new(3u32)));

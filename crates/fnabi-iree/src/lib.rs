@@ -6,7 +6,7 @@
 //!
 //! - [`IreeModule`]: a module loaded on a [`Device`] (`local-sync`, the
 //!   default, or `local-task`), from a mapped file, bytes or a shared
-//!   buffer; its [`Export`]s with their calling conventions and reflection;
+//!   buffer; its [`IreeExport`]s with their calling conventions and reflection;
 //! - [`IreeModule::function`]: an export as a [`fnabi_core::Function`], called
 //!   with nested lists, tuples, dicts, scalars, strings and arrays through
 //!   [`fnabi_core::conventions`] (typed by `iree.abi` when the module has it, by
@@ -109,5 +109,5 @@ mod staging;
 
 pub use error::{IreeError, StatusCode};
 pub use list::RuntimeRef;
-pub use module::{Export, IreeModule, VmCall};
+pub use module::{IreeExport, IreeModule, VmCall};
 pub use runtime::Device;

@@ -14,7 +14,7 @@ use crate::runtime::{DeviceHandle, instance};
 use crate::staging::Staging;
 use fnabi_abi::limits::MAX_DEPTH;
 use fnabi_core::Array;
-use fnabi_core::vm::{BufferView, ElementType, OpaqueRef, RefType, ValueType, Variant, VmList, VmRef};
+use fnabi_core::vm::{BufferView, ListElementType, OpaqueRef, RefType, ValueType, Variant, VmList, VmRef};
 use std::ptr::NonNull;
 use std::sync::Arc;
 
@@ -235,11 +235,11 @@ fn ref_type_code(r: &RefType) -> Result<sys::iree_vm_ref_type_t, fnabi_core::Err
 }
 
 /// The runtime's type def of a list element type.
-fn type_def_of(e: &ElementType) -> Result<sys::iree_vm_type_def_t, fnabi_core::Error> {
+fn type_def_of(e: &ListElementType) -> Result<sys::iree_vm_type_def_t, fnabi_core::Error> {
     Ok(match e {
-        ElementType::Variant => ffi::variant_type_def(),
-        ElementType::Value(t) => ffi::value_type_def(value_type_code(*t)),
-        ElementType::Ref(r) => ffi::ref_type_def(ref_type_code(r)?),
+        ListElementType::Variant => ffi::variant_type_def(),
+        ListElementType::Value(t) => ffi::value_type_def(value_type_code(*t)),
+        ListElementType::Ref(r) => ffi::ref_type_def(ref_type_code(r)?),
     })
 }
 
@@ -487,21 +487,21 @@ unsafe fn read_variant(
 }
 
 /// fnabi's element type of a runtime list type.
-fn element_type_of_def(t: &sys::iree_vm_type_def_t) -> ElementType {
+fn element_type_of_def(t: &sys::iree_vm_type_def_t) -> ListElementType {
     if let Some(v) = value_type_of_code(ffi::type_def_value(t)) {
-        return ElementType::Value(v);
+        return ListElementType::Value(v);
     }
     let r = ffi::type_def_ref(t);
     if r == 0 {
-        ElementType::Variant
+        ListElementType::Variant
     } else if r == ffi::buffer_view_type() {
-        ElementType::Ref(RefType::BufferView)
+        ListElementType::Ref(RefType::BufferView)
     } else if r == ffi::list_type() {
-        ElementType::Ref(RefType::List)
+        ListElementType::Ref(RefType::List)
     } else {
         // SAFETY: a list's element ref type is a registered type.
         let name = unsafe { ffi::sv_string(sys::iree_vm_ref_type_name(r)) };
         let name = if name.starts_with('!') { name } else { format!("!{name}") };
-        ElementType::Ref(RefType::Opaque(name.into()))
+        ListElementType::Ref(RefType::Opaque(name.into()))
     }
 }

@@ -1,5 +1,5 @@
 //! [`IreeModule`]: a `.vmfb` module loaded into a VM context on a device,
-//! its [`Export`]s with their calling conventions and reflection (read by
+//! its [`IreeExport`]s with their calling conventions and reflection (read by
 //! [`fnabi_abi::vmfb`] from the same bytes), its functions as
 //! [`fnabi_core::Function`]s, and [`VmCall`], a call with a prebuilt argument
 //! list.
@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// An exported function of a module: its name, calling convention and
 /// reflection attributes, as the module file records them.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Export {
+pub struct IreeExport {
     name: String,
     calling_convention: CallingConvention,
     cconv_text: String,
@@ -28,7 +28,7 @@ pub struct Export {
     ordinal: u16,
 }
 
-impl Export {
+impl IreeExport {
     /// The name (without the module prefix).
     pub fn name(&self) -> &str {
         &self.name
@@ -77,7 +77,7 @@ pub(crate) struct ModuleInner {
     /// IREE contexts are "thread-compatible and must be externally
     /// synchronized": invocations take this lock.
     invoke_lock: Mutex<()>,
-    pub(crate) exports: Vec<Export>,
+    pub(crate) exports: Vec<IreeExport>,
     /// The module bytes: IREE borrows them (no copy) for the module's life.
     _bytes: ByteBuffer,
 }
@@ -103,7 +103,7 @@ impl Drop for ModuleInner {
 
 impl ModuleInner {
     /// The runtime function of export `e`.
-    pub(crate) fn function(&self, e: &Export) -> sys::iree_vm_function_t {
+    pub(crate) fn function(&self, e: &IreeExport) -> sys::iree_vm_function_t {
         sys::iree_vm_function_t {
             module: self.module,
             linkage: sys::iree_vm_function_linkage_e_IREE_VM_FUNCTION_LINKAGE_EXPORT as u16,
@@ -148,7 +148,7 @@ impl ModuleInner {
         })
     }
 
-    pub(crate) fn export(&self, name: &str) -> Result<&Export, Error> {
+    pub(crate) fn export(&self, name: &str) -> Result<&IreeExport, Error> {
         Ok(&self.exports[self.index_of(name)?])
     }
 }
@@ -296,17 +296,17 @@ impl IreeModule {
     }
 
     /// The exported functions, in file order.
-    pub fn exports(&self) -> &[Export] {
+    pub fn exports(&self) -> &[IreeExport] {
         &self.inner.exports
     }
 
     /// The export named `name`.
-    pub fn export(&self, name: &str) -> Result<&Export, Error> {
+    pub fn export(&self, name: &str) -> Result<&IreeExport, Error> {
         self.inner.export(name)
     }
 
     /// The function `name`, called through the conventions of its
-    /// reflection (see [`Export::abi`]).
+    /// reflection (see [`IreeExport::abi`]).
     pub fn function(&self, name: &str) -> Result<Function, Error> {
         let abi = self.inner.export(name)?.abi()?;
         self.function_with_abi(name, abi)
@@ -359,7 +359,7 @@ fn user_convention(cc: &CallingConvention, fences: usize) -> CallingConvention {
 
 /// Looks up a vmfb export in the runtime module and checks that both agree
 /// on its calling convention.
-fn resolve_export(inner: &ModuleInner, e: &fnabi_abi::vmfb::Export<'_>) -> Result<Export, Error> {
+fn resolve_export(inner: &ModuleInner, e: &fnabi_abi::vmfb::Export<'_>) -> Result<IreeExport, Error> {
     let mut f = sys::iree_vm_function_t { module: std::ptr::null_mut(), linkage: 0, ordinal: 0 };
     // SAFETY: the module is live; out-pointer to a local.
     check(
@@ -386,7 +386,7 @@ fn resolve_export(inner: &ModuleInner, e: &fnabi_abi::vmfb::Export<'_>) -> Resul
         .into());
     }
     let calling_convention = CallingConvention::parse(text)?;
-    Ok(Export {
+    Ok(IreeExport {
         name: e.name.to_string(),
         calling_convention,
         cconv_text: text.to_string(),

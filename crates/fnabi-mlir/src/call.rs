@@ -27,7 +27,7 @@
 //!
 //! [`MlirFunction`] is `Send + Sync`: each call has its own scratch memory,
 //! so one function can be called from several threads at once. A
-//! [`PreparedCall`] keeps its scratch (descriptor storage, registers,
+//! [`PreparedMlirCall`] keeps its scratch (descriptor storage, registers,
 //! result struct) across calls for hot loops.
 
 use crate::MlirError;
@@ -417,8 +417,8 @@ impl MlirFunction {
     }
 
     /// A call that keeps its scratch memory for repeated use.
-    pub fn prepare(&self) -> PreparedCall {
-        PreparedCall { func: self.clone(), scratch: self.scratch() }
+    pub fn prepare(&self) -> PreparedMlirCall {
+        PreparedMlirCall { func: self.clone(), scratch: self.scratch() }
     }
 }
 
@@ -434,12 +434,12 @@ impl MlirFunction {
 /// }
 /// # Ok(()) }
 /// ```
-pub struct PreparedCall {
+pub struct PreparedMlirCall {
     func: MlirFunction,
     scratch: Scratch,
 }
 
-impl PreparedCall {
+impl PreparedMlirCall {
     /// Calls the function; the results borrow this call until dropped.
     #[inline]
     pub fn call(&mut self, args: &mut [Arg<'_, '_>]) -> Result<Results<'_>, Error> {
@@ -478,10 +478,10 @@ impl PreparedCall {
     /// call's flattened leaves: arrays and scalars), on the fast path only:
     /// `Ok(None)` when the function or an argument needs the general path —
     /// then nothing was called, and the caller binds the same leaves as
-    /// [`Arg`]s for [`call`](PreparedCall::call), which converts or
+    /// [`Arg`]s for [`call`](PreparedMlirCall::call), which converts or
     /// explains.
     ///
-    /// Every argument is checked as [`call`](PreparedCall::call) checks it;
+    /// Every argument is checked as [`call`](PreparedMlirCall::call) checks it;
     /// results are adopted the same way (one callee-allocated memref result
     /// without the `Vec` of results).
     #[inline]
@@ -586,7 +586,7 @@ impl PreparedCall {
     }
 }
 
-/// What a call through [`PreparedCall::call_leaves`] returned.
+/// What a call through [`PreparedMlirCall::call_leaves`] returned.
 pub(crate) enum Returned {
     /// Exactly one result, an array (as a `Value::Array` holds it).
     Array(Box<Array<'static>>),
@@ -597,7 +597,7 @@ pub(crate) enum Returned {
 }
 
 /// Binds `leaves` as the arguments on the fast path (see
-/// [`PreparedCall::call_values`]); false when some argument needs the
+/// [`PreparedMlirCall::call_values`]); false when some argument needs the
 /// general path. Writes every argument's descriptor, register or stack
 /// slot, and storage range (`s.ranges`, empty for scalars) afresh.
 #[inline(never)]
@@ -637,7 +637,7 @@ fn bind_leaves(plan: &Plan, s: &mut Scratch, leaves: &[&Value<'_>]) -> bool {
 }
 
 /// Binds host value `leaf` as argument `i` on the fast path (any argument
-/// but the inline case of [`PreparedCall::call_values`]); false when the
+/// but the inline case of [`PreparedMlirCall::call_values`]); false when the
 /// general path must decide.
 #[inline(never)]
 fn bind_value(plan: &Plan, words: &mut [i64], frame: &mut Frame, i: usize, leaf: &Value<'_>) -> bool {
@@ -687,7 +687,7 @@ fn bind_checks(f: &FnInner, s: &mut Scratch, args: &mut [Arg<'_, '_>]) -> Result
     Ok(())
 }
 
-/// A [`PreparedCall`] with its arguments bound: each [`invoke`](BoundCall::invoke)
+/// A [`PreparedMlirCall`] with its arguments bound: each [`invoke`](BoundCall::invoke)
 /// only calls.
 ///
 /// ```no_run
@@ -702,7 +702,7 @@ fn bind_checks(f: &FnInner, s: &mut Scratch, args: &mut [Arg<'_, '_>]) -> Result
 /// # Ok(()) }
 /// ```
 pub struct BoundCall<'p, 'a> {
-    call: &'p mut PreparedCall,
+    call: &'p mut PreparedMlirCall,
     // What every invoke reads, copied out of the function and the frame
     // when bound (neither can change while `call` is borrowed): the call
     // loop then keeps them in registers, as a direct call keeps its
@@ -861,7 +861,7 @@ fn has_static_offset(m: &MemRefType) -> bool {
 /// static strides must match.
 pub fn layout_preference(m: &MemRefType) -> LayoutPreference {
     match &m.layout {
-        MemRefLayout::Identity => LayoutPreference::Dense(fnabi_abi::raw::Layout::RowMajor),
+        MemRefLayout::Identity => LayoutPreference::Dense(fnabi_abi::raw::DimOrder::RowMajor),
         MemRefLayout::Strided { strides, .. } if strides.iter().all(Option::is_none) => LayoutPreference::AnyStrided,
         MemRefLayout::Strided { strides, .. } => {
             LayoutPreference::Strides(strides.iter().map(|s| s.map(|v| v as isize)).collect())

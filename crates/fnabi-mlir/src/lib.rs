@@ -42,7 +42,7 @@ mod trampoline;
 pub use fnabi_abi::mlir::{signature, types};
 
 pub use args::{Arg, Scalar};
-pub use call::{BoundCall, MlirFunction, MlirLibrary, PreparedCall, Results};
+pub use call::{BoundCall, MlirFunction, MlirLibrary, PreparedMlirCall, Results};
 pub use compile::{Compiler, LinkInputs, Toolchain};
 pub use externals::{External, Externals, Provider};
 pub use host::{HostArgs, HostError, HostFunctions, HostPanic, HostResult};

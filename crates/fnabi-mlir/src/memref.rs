@@ -33,8 +33,7 @@ use std::sync::Arc;
 /// results (module globals are never to be freed).
 pub const GLOBAL_SENTINEL: usize = 0xdead_beef;
 
-/// Highest rank fnabi accepts in an unranked descriptor that native code returns.
-pub const MAX_RANK: usize = 64;
+pub(crate) use fnabi_abi::limits::MAX_RANK;
 
 /// A ranked memref descriptor with a rank known at compile time, laid out
 /// exactly as MLIR's C interface expects (`8 * (3 + 2N)` bytes).

@@ -27,7 +27,7 @@
 
 use super::{MlirError, signature::Visibility};
 use crate::args::Arg;
-use crate::call::{MlirFunction, MlirLibrary, PreparedCall, Returned};
+use crate::call::{MlirFunction, MlirLibrary, PreparedMlirCall, Returned};
 use fnabi_abi::attrs::AbiAttributes;
 use fnabi_abi::mlir::types::{FunctionType, MlirType};
 use fnabi_abi::raw::{BufferType, Dim, RawSignature, RawType};
@@ -389,7 +389,7 @@ impl Backend for MlirBackend {
 
 struct MlirPrepared<'b> {
     b: &'b MlirBackend,
-    call: PreparedCall,
+    call: PreparedMlirCall,
 }
 
 /// An owned array seen at a shorter lifetime (arrays are covariant).

@@ -76,7 +76,7 @@ fn benches(c: &mut Criterion) {
     let mut g = c.benchmark_group("transpose_fresh");
     g.throughput(Throughput::Bytes(t.nbytes() as u64));
     g.bench_function(BenchmarkId::from_parameter("4096"), |b| {
-        b.iter(|| layout::to_dense(black_box(&t), fnabi::Layout::RowMajor).unwrap());
+        b.iter(|| layout::to_dense(black_box(&t), fnabi::DimOrder::RowMajor).unwrap());
     });
     g.finish();
 }

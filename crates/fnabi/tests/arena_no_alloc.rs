@@ -4,7 +4,7 @@
 
 use fnabi::buffer::{BufferDescription, Cast, Decision, LayoutPreference, oracle};
 use fnabi::memory::Arena;
-use fnabi::{Array, BufferType, Dim, Layout, ScalarType};
+use fnabi::{Array, BufferType, Dim, DimOrder, ScalarType};
 use std::alloc::{GlobalAlloc, Layout as AllocLayout, System};
 use std::cell::Cell;
 
@@ -32,7 +32,7 @@ static GLOBAL: Counting = Counting;
 
 fn call(arena: &mut Arena, ty: &BufferType, inputs: &[Array<'_>]) -> f32 {
     let scope = arena.scope();
-    let pref = LayoutPreference::Dense(Layout::RowMajor);
+    let pref = LayoutPreference::Dense(DimOrder::RowMajor);
     let mut sum = 0.0;
     for a in inputs {
         let d = oracle(ty, &BufferDescription::from_array(a), &pref, Cast::Forbidden);

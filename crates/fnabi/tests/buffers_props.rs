@@ -5,7 +5,7 @@
 
 use fnabi::buffer::{BufferDescription, Cast, Decision, LayoutPreference, oracle};
 use fnabi::memory::{Arena, RingBlock, RingBuffer};
-use fnabi::{Array, BufferType, DType, Dim, Layout, ScalarType, layout};
+use fnabi::{Array, BufferType, DType, Dim, DimOrder, ScalarType, layout};
 use proptest::prelude::*;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -79,7 +79,7 @@ fn sliced_view() -> impl Strategy<Value = View> {
     )
 }
 
-fn naive_gather(v: &View, bytes: &[u8], order: Layout) -> Vec<u8> {
+fn naive_gather(v: &View, bytes: &[u8], order: DimOrder) -> Vec<u8> {
     let es = v.dtype.size();
     let n: usize = v.shape.iter().product();
     let mut out = vec![0u8; n * es];
@@ -88,8 +88,8 @@ fn naive_gather(v: &View, bytes: &[u8], order: Layout) -> Vec<u8> {
     for _ in 0..n {
         let src = v.offset_elems as isize + idx.iter().zip(&v.strides).map(|(&i, &s)| i as isize * s).sum::<isize>();
         let dst = match order {
-            Layout::RowMajor => idx.iter().zip(&v.shape).fold(0, |acc, (&i, &n)| acc * n + i),
-            Layout::ColumnMajor => idx.iter().zip(&v.shape).rev().fold(0, |acc, (&i, &n)| acc * n + i),
+            DimOrder::RowMajor => idx.iter().zip(&v.shape).fold(0, |acc, (&i, &n)| acc * n + i),
+            DimOrder::ColumnMajor => idx.iter().zip(&v.shape).rev().fold(0, |acc, (&i, &n)| acc * n + i),
         };
         let s = src as usize * es;
         out[dst * es..dst * es + es].copy_from_slice(&bytes[s..s + es]);
@@ -104,7 +104,7 @@ fn naive_gather(v: &View, bytes: &[u8], order: Layout) -> Vec<u8> {
     out
 }
 
-fn check_conversion(v: &View, order: Layout) -> Result<(), TestCaseError> {
+fn check_conversion(v: &View, order: DimOrder) -> Result<(), TestCaseError> {
     let es = v.dtype.size();
     let store = backing(v.storage_elems * es);
     let bytes = &as_bytes(&store)[..v.storage_elems * es];
@@ -130,12 +130,12 @@ proptest! {
 
     #[test]
     fn conversion_equals_naive_gather(v in random_view(), f in any::<bool>()) {
-        check_conversion(&v, if f { Layout::ColumnMajor } else { Layout::RowMajor })?;
+        check_conversion(&v, if f { DimOrder::ColumnMajor } else { DimOrder::RowMajor })?;
     }
 
     #[test]
     fn conversion_of_slices_equals_naive_gather(v in sliced_view(), f in any::<bool>()) {
-        check_conversion(&v, if f { Layout::ColumnMajor } else { Layout::RowMajor })?;
+        check_conversion(&v, if f { DimOrder::ColumnMajor } else { DimOrder::RowMajor })?;
     }
 
     #[test]
@@ -157,7 +157,7 @@ proptest! {
         }).collect();
         let st = [ScalarType::U8, ScalarType::I16, ScalarType::F32, ScalarType::F64][sig_dtype];
         let ty = BufferType::new(st, sig_dims.clone()).unwrap();
-        let pref = match pref { 0 => LayoutPreference::Dense(Layout::RowMajor), 1 => Layout::ColumnMajor.into(), _ => LayoutPreference::AnyStrided };
+        let pref = match pref { 0 => LayoutPreference::Dense(DimOrder::RowMajor), 1 => DimOrder::ColumnMajor.into(), _ => LayoutPreference::AnyStrided };
         let cast = if cast { Cast::Allowed } else { Cast::Forbidden };
         let d = oracle(&ty, &BufferDescription::from_array(&a), &pref, cast);
 
@@ -179,15 +179,15 @@ proptest! {
         prop_assert_eq!(d.dynamic_dims(), dynamic.as_slice());
         let order = match pref { LayoutPreference::Dense(o) => Some(o), _ => None };
         let fits = match order {
-            Some(Layout::RowMajor) => a.is_c_contiguous(),
-            Some(Layout::ColumnMajor) => a.is_f_contiguous(),
+            Some(DimOrder::RowMajor) => a.is_c_contiguous(),
+            Some(DimOrder::ColumnMajor) => a.is_f_contiguous(),
             None => true,
         };
         if fits && dtype_ok {
             prop_assert!(matches!(d, Decision::AsIs { .. }), "{:?}", d);
         } else {
             let Decision::Convert { target, .. } = &d else { return Err(TestCaseError::fail(format!("{d:?}"))) };
-            let want = BufferDescription::dense(DType::Scalar(st), &v.shape, order.unwrap_or(Layout::RowMajor)).unwrap();
+            let want = BufferDescription::dense(DType::Scalar(st), &v.shape, order.unwrap_or(DimOrder::RowMajor)).unwrap();
             prop_assert_eq!(target, &want);
         }
     }

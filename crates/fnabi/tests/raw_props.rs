@@ -3,7 +3,7 @@
 //! random bytes never panic the parsers.
 
 use fnabi::mangle::{Component, SignatureBuilder, SignatureParser};
-use fnabi::{BufferType, Dim, Layout, RawSignature, RawType, ScalarType};
+use fnabi::{BufferType, Dim, DimOrder, RawSignature, RawType, ScalarType};
 use proptest::prelude::*;
 
 fn scalar_type() -> impl Strategy<Value = ScalarType> {
@@ -22,7 +22,7 @@ fn raw_type() -> impl Strategy<Value = RawType> {
     prop_oneof![
         4 => (scalar_type(), prop::collection::vec(dim(), 0..6), prop::bool::weighted(0.1)).prop_map(|(t, d, col)| {
             let b = BufferType::new(t, d).unwrap();
-            RawType::Buffer(if col { b.with_layout(Layout::ColumnMajor) } else { b })
+            RawType::Buffer(if col { b.with_layout(DimOrder::ColumnMajor) } else { b })
         }),
         2 => scalar_type().prop_map(RawType::Scalar),
         1 => Just(RawType::RefObject),

@@ -38,7 +38,7 @@ fn dict_in_tuple_out_packs_in_record_key_order_and_unpacks_flat() {
     let outer = packed.items();
     assert_eq!(outer.len(), 1);
     let inner = outer[0].as_list().unwrap();
-    assert_eq!(inner.element_type(), &ElementType::Variant);
+    assert_eq!(inner.element_type(), &ListElementType::Variant);
     assert_eq!(inner.items()[0].as_buffer_view().unwrap().array(), &x);
     assert_eq!(inner.items()[1].as_buffer_view().unwrap().array(), &y);
     // Zero copy: the buffer view shares the host array's memory.
@@ -386,7 +386,7 @@ fn typed_lists_and_strings() {
     let t = rec(r#"["py_homogeneous_list", "i8"]"#);
     for v in [Value::from("hé"), Value::Bytes("hé".as_bytes().to_vec())] {
         let x = value_to_vm(&v, &t).unwrap();
-        assert_eq!(x.as_list().unwrap().element_type(), &ElementType::Value(ValueType::I8));
+        assert_eq!(x.as_list().unwrap().element_type(), &ListElementType::Value(ValueType::I8));
         assert_eq!(x.as_list().unwrap().to_bytes().unwrap(), "hé".as_bytes());
     }
     let v = Value::List(vec![Value::Int(104), Value::Int(-1)]);
@@ -399,7 +399,7 @@ fn typed_lists_and_strings() {
     let ta = rec(r#"["py_homogeneous_list", ["ndarray", "f32", 1, null]]"#);
     let v = Value::Tuple(vec![Value::from(f32s(&[2], &[1.0, 2.0])), Value::from(f32s(&[1], &[3.0]))]);
     let x = value_to_vm(&v, &ta).unwrap();
-    assert_eq!(x.as_list().unwrap().element_type(), &ElementType::Ref(RefType::BufferView));
+    assert_eq!(x.as_list().unwrap().element_type(), &ListElementType::Ref(RefType::BufferView));
     assert_eq!(value_from_vm(x, &ta).unwrap().as_sequence().unwrap().len(), 2);
     // A list of lists.
     let tl = rec(r#"["py_homogeneous_list", ["slist", "f64"]]"#);
@@ -418,8 +418,8 @@ fn typed_lists_and_strings() {
     );
     assert_eq!(msg(value_from_vm(Variant::I32(1), &t).unwrap_err()), "value: expected a list (list[i8]), got i32");
     // f16 elements have no VM value type: a variant list, whose elements then fail.
-    assert_eq!(element_type_of(&rec(r#""f16""#)), ElementType::Variant);
-    assert_eq!(element_type_of(&rec(r#"["ndarray", ["slist"], 1, 1]"#)), ElementType::Ref(RefType::List));
+    assert_eq!(element_type_of(&rec(r#""f16""#)), ListElementType::Variant);
+    assert_eq!(element_type_of(&rec(r#"["ndarray", ["slist"], 1, 1]"#)), ListElementType::Ref(RefType::List));
 }
 
 #[test]

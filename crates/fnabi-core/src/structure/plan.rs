@@ -572,8 +572,8 @@ mod tests {
     use super::*;
     use crate::structure::StructureBuilder;
     use crate::structure::StructureExt;
-    use fnabi_abi::limits::{MAX_DEPTH, MAX_GAP_SLOTS};
     use PathKey::Index as I;
+    use fnabi_abi::limits::{MAX_DEPTH, MAX_GAP_SLOTS};
 
     fn n(s: &str) -> PathKey {
         PathKey::Name(s.into())
