@@ -46,6 +46,7 @@
 pub mod array;
 pub mod attrs;
 pub mod buffer;
+pub mod coerce;
 pub mod conventions;
 pub mod deferred;
 pub mod elf;

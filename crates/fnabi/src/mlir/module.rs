@@ -30,10 +30,12 @@ use super::types::{FunctionType, MlirType};
 use super::{MlirError, signature::Visibility};
 use crate::array::Array;
 use crate::attrs::AbiAttributes;
+use crate::coerce::{InputParam, InputType};
 use crate::deferred::{ResultSlot, plan_results};
 use crate::error::Error;
 use crate::function::{Backend, Function, PreparedBackend, pack_results};
 use crate::raw::{BufferType, Dim, RawSignature, RawType};
+use crate::scalar::DType;
 use crate::sip::SipSignature;
 use crate::structure::{Plan, Structure, StructureError, StructureErrorKind};
 use crate::value::{Dict, Value};
@@ -382,6 +384,40 @@ impl Backend for MlirBackend {
 
     fn prepare(&self) -> Box<dyn PreparedBackend + '_> {
         Box::new(self.prepared())
+    }
+
+    fn input_params(&self) -> Option<Vec<InputParam>> {
+        let leaf = |i: usize| match self.raw.inputs.get(i) {
+            Some(RawType::Buffer(b)) => InputType::Array {
+                dtype: DType::Scalar(b.dtype()),
+                dims: Some(
+                    b.dims().iter().map(|d| if let Dim::Static(n) = d { Some(*n as usize) } else { None }).collect(),
+                ),
+            },
+            _ => InputType::Any,
+        };
+        fn ty(s: &Structure, leaf: &dyn Fn(usize) -> InputType) -> InputType {
+            match s {
+                Structure::Leaf(i) => leaf(*i),
+                Structure::Sequence(items) => {
+                    let mut out = vec![InputType::Any; items.iter().map(|(i, _)| i + 1).max().unwrap_or(0)];
+                    for (i, c) in items {
+                        out[*i] = ty(c, leaf);
+                    }
+                    InputType::Sequence(out)
+                }
+                Structure::Dict(entries) => {
+                    InputType::Dict(entries.iter().map(|(k, c)| (k.clone(), ty(c, leaf))).collect())
+                }
+            }
+        }
+        // Positional arguments are a sequence root's items, or a dict
+        // root's values in key order (also passed by keyword).
+        Some(match ty(self.input_structure.as_ref()?, &leaf) {
+            InputType::Sequence(items) => items.into_iter().map(|ty| InputParam { name: None, ty }).collect(),
+            InputType::Dict(entries) => entries.into_iter().map(|(k, ty)| InputParam { name: Some(k), ty }).collect(),
+            ty => vec![InputParam { name: None, ty }],
+        })
     }
 }
 
