@@ -99,7 +99,7 @@ proptest! {
         } else {
             // The printed elements are the first `max` in C order.
             let nums = |s: &str| -> Vec<String> {
-                s.split_once('=').unwrap().1.split(|c: char| c == '[' || c == ']' || c == ' ').filter(|t| !t.is_empty()).map(|t| t.trim_end_matches("...").to_owned()).filter(|t| !t.is_empty()).collect()
+                s.split_once('=').unwrap().1.split(['[', ']', ' ']).filter(|t| !t.is_empty()).map(|t| t.trim_end_matches("...").to_owned()).filter(|t| !t.is_empty()).collect()
             };
             prop_assert_eq!(nums(&short), nums(&full)[..max].to_vec(), "{}", short);
             prop_assert!(short.contains("..."));
