@@ -89,7 +89,7 @@ pub fn run_error(e: fnabi::Error, verbose: bool) -> CliError {
     let msg = e.to_string();
     match msg.split_once('\n') {
         Some((first, _)) if !verbose => CliError(format!("{} (--verbose for the full report)", first.trim_end())),
-        _ => CliError(msg),
+        _ => CliError(msg.trim_end().to_owned()),
     }
 }
 

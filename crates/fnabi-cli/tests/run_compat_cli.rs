@@ -88,10 +88,10 @@ fn outputs_to_files_are_read_by_numpy() {
     assert!(ok, "{err}");
     assert_eq!(out, "");
     let got = common::python(&format!(
-        "import numpy as np\nf = open({:?}, 'rb')\nprint(np.load(f).tolist(), np.load(f).tolist())",
+        "import numpy as np; f = open({:?}, 'rb'); print(np.load(f), np.load(f))",
         o.display().to_string()
     ));
-    assert_eq!(got, "[2.0, 4.0, 6.0, 8.0] [3.0, 4.0]\n");
+    assert_eq!(got, "[2. 4. 6. 8.] [3. 4.]\n", "the README's line");
     // `-` prints a leaf, an empty spec skips it, other files get raw bytes.
     let (ok, out, err) = fnabi(&[
         "run",
@@ -212,6 +212,7 @@ fn json_inputs_typed_by_the_signature() {
          y = x @ np.load({:?}) + np.array([0.5, 0, -1], np.float32)\nprint(*y.ravel().tolist())",
         w.display().to_string()
     ));
+    assert_eq!(out, "2x3xf32=[15.5 17.5 19][5.375 5.25 4.625]\n", "the README's line");
     let Ok(fnabi::Value::Array(got)) = fnabi::text::parse_value(out.trim()) else { panic!("{out}") };
     assert_eq!(got.shape(), [2, 3]);
     let want: Vec<f32> = want.split_whitespace().map(|t| t.parse().unwrap()).collect();
