@@ -92,6 +92,21 @@ fn outputs_to_files_are_read_by_numpy() {
         o.display().to_string()
     ));
     assert_eq!(got, "[2. 4. 6. 8.] [3. 4.]\n", "the README's line");
+    // `+@FILE` appends too.
+    let (ok, _, err) = fnabi(&[
+        "run",
+        &s,
+        "--function=split_into",
+        "--input=4xf32=1 2 3 4",
+        "--output=",
+        &format!("--output=+@{}", o.display()),
+    ]);
+    assert!(ok, "{err}");
+    let got = common::python(&format!(
+        "import numpy as np; f = open({:?}, 'rb'); print(np.load(f), np.load(f), np.load(f))",
+        o.display().to_string()
+    ));
+    assert_eq!(got, "[2. 4. 6. 8.] [3. 4.] [3. 4.]\n");
     // `-` prints a leaf, an empty spec skips it, other files get raw bytes.
     let (ok, out, err) = fnabi(&[
         "run",
