@@ -8,8 +8,8 @@
 //! numpy-like but strict: the nesting depth must be the rank, every list at
 //! one depth must have the same length (a ragged list is an error naming
 //! its index path), integers must fit the element type (no fractions for an
-//! integer type), and a finite number that overflows a float type is an
-//! error rather than infinity. Values that are already arrays, and
+//! integer type), booleans are `true`/`false` (or `0`/`1`), and a finite
+//! number that overflows a float type is an error rather than infinity. Values that are already arrays, and
 //! everything the signature does not type, pass unchanged: the function's
 //! own checks then report what does not fit.
 //!
