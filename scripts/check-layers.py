@@ -35,6 +35,7 @@ LAYERS = {
         ["structure", "buffer", "tensor", "ndarray", "text"],
         ["memory", "deferred"],
         ["npy", "json"],
+        ["coerce"],
         ["nest"],
         ["vm"],
         ["conventions", "function"],

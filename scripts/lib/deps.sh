@@ -12,8 +12,11 @@ apt_install() {
   [ "$(id -u)" = 0 ] || sudo="sudo"
   echo "fnabi: installing Debian packages: ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq
-  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  $sudo apt-get update -qq || return 1
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || {
+    echo "fnabi: could not install ${missing[*]} with apt-get" >&2
+    return 1
+  }
 }
 
 # Debian's MLIR/LLVM tools for compiling .mlir test fixtures: version 22
@@ -62,24 +65,31 @@ install_mlir_runtime_libs() {
 # C/C++ toolchain and make, libclang with its resource headers for bindgen
 # (without libclang-common-14-dev bindgen fails on stdbool.h), and CMake >=
 # 3.26 (Debian 12 has 3.25: a newer one comes from PyPI into a cached venv,
-# put first on PATH). LIBCLANG_PATH is set only where llvm-config, which
-# clang-sys asks otherwise, is absent.
+# put first on PATH). The venv is made by Debian's own python3 (a python3
+# earlier on PATH, such as pyenv's shims, may depend on the home folder).
+# LIBCLANG_PATH is set only where llvm-config, which clang-sys asks
+# otherwise, is absent. Returns non-zero, saying what failed, when a tool
+# cannot be installed (demo.sh then builds without the IREE backend).
 install_iree_build_deps() {
-  apt_install build-essential libclang1-14 libclang-common-14-dev
+  apt_install build-essential libclang1-14 libclang-common-14-dev || return 1
   if ! cmake_at_least 3 26; then
     local venv="${FNABI_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/fnabi}/cmake-venv"
     if ! PATH="$venv/bin:$PATH" cmake_at_least 3 26; then
-      apt_install python3 python3-venv
+      apt_install python3 python3-venv || return 1
       echo "fnabi: installing CMake from PyPI into $venv" >&2
       rm -rf "$venv"
-      python3 -m venv "$venv"
-      "$venv/bin/pip" install --quiet --disable-pip-version-check 'cmake>=3.26'
+      /usr/bin/python3 -m venv "$venv" || return 1
+      "$venv/bin/pip" install --quiet --disable-pip-version-check 'cmake>=3.26' || {
+        echo "fnabi: could not install CMake >= 3.26 from PyPI" >&2
+        return 1
+      }
     fi
     export PATH="$venv/bin:$PATH"
   fi
   if ! command -v llvm-config >/dev/null && [ -z "${LIBCLANG_PATH:-}" ] && [ -e /usr/lib/llvm-14/lib/libclang.so.1 ]; then
     export LIBCLANG_PATH=/usr/lib/llvm-14/lib
   fi
+  cmake_at_least 3 26
 }
 
 # True when `cmake` on PATH is at least version $1.$2.
@@ -92,7 +102,8 @@ cmake_at_least() {
 }
 
 install_test_deps() {
-  apt_install build-essential valgrind
+  # python3-numpy: the CLI tests check the .npy files fnabi writes with numpy.
+  apt_install build-essential valgrind python3 python3-numpy
   install_mlir_tools
   install_mlir_runtime_libs
   install_iree_build_deps

@@ -153,7 +153,7 @@ fn demangle_one(args: &DemangleArgs, input: &str) -> Result<String, String> {
 pub fn demangle(args: DemangleArgs) -> Result<ExitCode, CliError> {
     if args.signature != "-" {
         let line = demangle_one(&args, &args.signature).map_err(CliError)?;
-        println!("{line}");
+        crate::outln!("{line}");
         return Ok(ExitCode::SUCCESS);
     }
     // Batch mode: one answer line per input line, errors included, so the
@@ -172,15 +172,15 @@ pub fn demangle(args: DemangleArgs) -> Result<ExitCode, CliError> {
                 if args.json { json!({"error": msg}).to_string() } else { format!("error: {msg}") }
             }
         };
-        writeln!(out, "{answer}")?;
+        writeln!(out, "{answer}").map_err(CliError::output)?;
     }
-    out.flush()?;
+    out.flush().map_err(CliError::output)?;
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
 pub fn mangle(args: MangleArgs) -> Result<ExitCode, CliError> {
     let sig = RawSignature::parse_human(&args.signature)
         .map_err(|e| CliError(describe_parse_error("human-readable signature", &args.signature, &e)))?;
-    println!("{}", sig.to_mangled());
+    crate::outln!("{}", sig.to_mangled());
     Ok(ExitCode::SUCCESS)
 }

@@ -30,10 +30,10 @@ pub fn externals(args: ExternalsArgs) -> Result<ExitCode, CliError> {
     };
     let ext = Externals::resolve(&decls, &HostFunctions::new(), &runtime)?;
     if ext.is_empty() {
-        println!("{shown}: no external functions");
+        crate::outln!("{shown}: no external functions");
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{shown}: {} external function{}", ext.all().len(), if ext.all().len() == 1 { "" } else { "s" });
+    crate::outln!("{shown}: {} external function{}", ext.all().len(), if ext.all().len() == 1 { "" } else { "s" });
     for e in ext.all() {
         let by = match &e.provider {
             Provider::Host => "a host function".to_string(),
@@ -41,7 +41,7 @@ pub fn externals(args: ExternalsArgs) -> Result<ExitCode, CliError> {
             Provider::Runtime { library, shim: true, .. } => format!("{library} (plain function, through a shim)"),
             Provider::Missing { .. } => "missing".to_string(),
         };
-        println!("  @{}: {}  {by}", e.name, e.ty);
+        crate::outln!("  @{}: {}  {by}", e.name, e.ty);
     }
     ext.check()?;
     Ok(ExitCode::SUCCESS)

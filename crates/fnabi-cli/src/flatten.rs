@@ -48,12 +48,12 @@ pub fn flatten(args: FlattenArgs) -> Result<ExitCode, CliError> {
                 Ok(json!({"raw": r, "path": path_json(p), "value": value}))
             })
             .collect::<Result<_, serde_json::Error>>()?;
-        println!("{}", serde_json::Value::Array(items));
+        crate::outln!("{}", serde_json::Value::Array(items));
     } else {
         for ((v, p), r) in leaves.iter().zip(&paths).zip(raws) {
             let path = p.to_string();
             let sep = if path.is_empty() { "" } else { " " };
-            println!("${r}{sep}{path} = {}", json::to_string(v));
+            crate::outln!("${r}{sep}{path} = {}", json::to_string(v));
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -56,18 +56,18 @@ pub fn inspect(args: InspectArgs) -> Result<ExitCode, CliError> {
         Some(FileKind::Vmfb) => {
             let m = Module::parse(&bytes).map_err(|e| CliError(format!("{shown}: {e}")))?;
             if args.json {
-                println!("{}", serde_json::to_string_pretty(&vmfb_json(&args.file, &m)).map_err(CliError::from)?);
+                crate::outln!("{}", serde_json::to_string_pretty(&vmfb_json(&args.file, &m)).map_err(CliError::from)?);
             } else {
-                print!("{}", vmfb_text(&args.file, &m));
+                crate::out!("{}", vmfb_text(&args.file, &m));
             }
             Ok(ExitCode::SUCCESS)
         }
         Some(FileKind::Mlir) => {
-            print!("{}", crate::inspect_native::inspect_mlir(&args.file, &bytes, args.json)?);
+            crate::out!("{}", crate::inspect_native::inspect_mlir(&args.file, &bytes, args.json)?);
             Ok(ExitCode::SUCCESS)
         }
         Some(FileKind::SharedLibrary) => {
-            print!("{}", crate::inspect_native::inspect_library(&args.file, &bytes, args.json)?);
+            crate::out!("{}", crate::inspect_native::inspect_library(&args.file, &bytes, args.json)?);
             Ok(ExitCode::SUCCESS)
         }
         None => Err(CliError(format!(

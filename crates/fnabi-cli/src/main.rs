@@ -49,6 +49,50 @@ impl<E: std::fmt::Display> From<E> for CliError {
     }
 }
 
+/// The message of a [`CliError`] that is no error: stdout was closed by its
+/// reader (`fnabi … | head`), so the command ends quietly with status 0.
+const CLOSED_PIPE: &str = "\0stdout closed";
+
+impl CliError {
+    /// A failed write to stdout (a closed pipe ends the command quietly).
+    pub fn output(e: std::io::Error) -> CliError {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            CliError(CLOSED_PIPE.into())
+        } else {
+            CliError(format!("writing to stdout: {e}"))
+        }
+    }
+}
+
+/// Writes a line to stdout, returning [`CliError::output`] from the
+/// enclosing function when that fails (instead of `println!`'s panic).
+#[macro_export]
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*).map_err($crate::CliError::output)?
+    }};
+}
+
+/// Writes to stdout as [`outln!`] does, without a newline.
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*).map_err($crate::CliError::output)?
+    }};
+}
+
+/// A failed call as one line: a runtime's own report (IREE's status with
+/// its VM stack trace) is cut to its first line unless `verbose`.
+pub fn run_error(e: fnabi::Error, verbose: bool) -> CliError {
+    let msg = e.to_string();
+    match msg.split_once('\n') {
+        Some((first, _)) if !verbose => CliError(format!("{} (--verbose for the full report)", first.trim_end())),
+        _ => CliError(msg.trim_end().to_owned()),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -61,9 +105,30 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        Err(CliError(msg)) if msg == CLOSED_PIPE => ExitCode::SUCCESS,
         Err(CliError(msg)) => {
             eprintln!("fnabi: error: {msg}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runtime_reports_are_cut_to_one_line_unless_verbose() {
+        // The shape of an IREE status with its VM stack trace.
+        let report = "IREE runtime (calling module.main): <vm>:0: FAILED_PRECONDITION; expected 4 rows; \n\
+                      [ 0] bytecode module.main:0x0000001c model.mlir:3:5\n\
+                      [ 1] bytecode module.__init:0x0 model.mlir:1:1";
+        let e = || fnabi::Error::from(fnabi::ErrorKind::Backend(report.into()));
+        assert_eq!(
+            run_error(e(), false).0,
+            "IREE runtime (calling module.main): <vm>:0: FAILED_PRECONDITION; expected 4 rows; (--verbose for the full report)"
+        );
+        assert_eq!(run_error(e(), true).0, report);
+        assert_eq!(run_error(fnabi::Error::invalid_argument("x"), false).0, "invalid argument: x");
     }
 }

@@ -1,18 +1,25 @@
 //! `fnabi run`: call one function of a compiled module with inputs from the
 //! command line, and print (or save) its results.
 //!
-//! Inputs are positional `--input` values in IREE's text form
-//! (`2x3xf32=1 2 3 4 5 6`, `42`, `1.5`) or `@file.npy`, or one structured
-//! `--inputs FILE.json` (a JSON list is the positional arguments, an
-//! object the keyword arguments). Results print one line per leaf in IREE's
-//! text form (prefixed with their index path when the result is structured),
-//! or as JSON (`--output json`), and `--npy-dir DIR` also saves every array.
+//! The flags follow `iree-run-module` where it has one: `--module=FILE`
+//! (`-` for stdin), `--function=NAME`, `--input=VALUE` repeated (IREE's
+//! text form `2x3xf32=1 2 3 4 5 6`, `42`, `@FILE.npy`, raw binary
+//! `4xf32=@FILE` and `4xf32=+FILE` for the bytes after the previous input's
+//! from that file), `--output=SPEC` per result leaf (`-` prints, empty
+//! ignores, `@FILE` writes, `+FILE` appends; `.npy` files in numpy's
+//! format, others the raw bytes) and `--output-max-element-count=N` (long
+//! arrays print elided as IREE elides them). Structured arguments come in
+//! one JSON file (`--inputs`): see [`read_arguments`]. Results print one line
+//! per leaf in IREE's text form (prefixed with their index path when the
+//! result is structured), or as JSON (`--output json`), and `--npy-dir DIR`
+//! also saves every array.
 
 use crate::CliError;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use fnabi::mlir::MlirModule;
 use fnabi::structure::{IndexPath, PathKey};
-use fnabi::{Array, Function, Value};
+use fnabi::{Array, Dict, Function, Value};
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -21,18 +28,26 @@ use std::process::ExitCode;
 pub struct RunArgs {
     /// The module: `.mlir` source (compiled and cached), a shared library
     /// of MLIR-compiled code (`.so`), or an IREE module (`.vmfb`).
-    module: PathBuf,
-    /// The function to call (optional when the module has exactly one).
+    #[arg(value_name = "MODULE")]
+    module: Option<PathBuf>,
+    /// The module, as `iree-run-module` takes it (`-` reads it from stdin).
+    #[arg(long = "module", value_name = "FILE", conflicts_with = "module", allow_hyphen_values = true)]
+    module_flag: Option<PathBuf>,
+    /// The function to call (optional when the module has exactly one; of
+    /// a pair `F` and `F$async`, `F`).
     #[arg(long, short = 'f')]
     function: Option<String>,
     /// A positional argument: IREE text form (`2x3xf32=1 2 3 4 5 6`,
-    /// `2x2xi32=[1 2][3 4]`, `42`, `1.5`, `i8=-3`) or `@FILE.npy`. Repeat
-    /// for each argument.
+    /// `2x2xi32=[1 2][3 4]`, `42`, `1.5`, `i8=-3`), `@FILE.npy`, or raw
+    /// bytes `4xf32=@FILE` (`4xf32=+FILE`: the bytes after the previous
+    /// input's from FILE). Repeat for each argument.
     #[arg(long, short = 'i', conflicts_with = "inputs", allow_hyphen_values = true)]
     input: Vec<String>,
     /// All arguments as one JSON file (`-` for stdin): a list is the
-    /// positional arguments, an object the keyword arguments. Arrays are
-    /// `{"dtype": "f32", "shape": [2, 2], "data": [1, 2, 3, 4]}`.
+    /// positional arguments, an object the keyword arguments, and
+    /// `{"$args": [...], "$kwargs": {...}}` both. Arrays are nested lists
+    /// typed by the signature, `{"dtype": "f32", "shape": [2, 2], "data":
+    /// [1, 2, 3, 4]}`, or `"@FILE.npy"` anywhere.
     #[arg(long)]
     inputs: Option<PathBuf>,
     /// The function's signature, for a `.so` without its `.mlir` source: an
@@ -40,26 +55,35 @@ pub struct RunArgs {
     /// mangled raw signature (`I10!B4!d-1S1!R7!B4!d-1`).
     #[arg(long)]
     signature: Option<String>,
-    /// How to print the results.
-    #[arg(long, value_enum, default_value_t = Output::Text)]
-    output: Output,
+    /// How to print the results: `text` (IREE's text form, the default) or
+    /// `json`; or, repeated once per result leaf as `iree-run-module` takes
+    /// it: `-` prints it, an empty SPEC ignores it, `@FILE` writes it and
+    /// `+FILE` appends it (`.npy`: numpy's format; else the raw bytes).
+    #[arg(long, value_name = "SPEC", allow_hyphen_values = true)]
+    output: Vec<String>,
+    /// Print at most N elements of each array, eliding the rest (`...`);
+    /// files written by `--output=@FILE` and `--npy-dir` always get all.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1024,
+        visible_alias = "print-max-element-count",
+        alias = "output_max_element_count",
+        alias = "print_max_element_count"
+    )]
+    output_max_element_count: usize,
     /// Also save every result array as `DIR/<path>.npy`.
     #[arg(long, value_name = "DIR")]
     npy_dir: Option<PathBuf>,
     /// The IREE device that runs a `.vmfb` module.
     #[arg(long, default_value = "local-sync")]
     device: String,
+    /// Runtime errors in full (IREE's VM stack trace) rather than one line.
+    #[arg(long, short = 'v')]
+    verbose: bool,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Output {
-    /// One line per result leaf in IREE's text form.
-    Text,
-    /// The results as one JSON value.
-    Json,
-}
-
-/// What kind of module a path holds: by extension, then by magic bytes.
+/// What kind of module some bytes hold: by extension, then by magic bytes.
 #[derive(Debug, PartialEq, Eq)]
 enum ModuleKind {
     Mlir,
@@ -67,81 +91,151 @@ enum ModuleKind {
     Vmfb,
 }
 
-fn module_kind(path: &Path) -> Result<ModuleKind, CliError> {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("mlir") => return Ok(ModuleKind::Mlir),
-        Some("vmfb") => return Ok(ModuleKind::Vmfb),
-        Some("so") => return Ok(ModuleKind::SharedLibrary),
+fn module_kind(path: Option<&Path>, head: &[u8]) -> ModuleKind {
+    match path.and_then(|p| p.extension()).and_then(|e| e.to_str()) {
+        Some("mlir") => return ModuleKind::Mlir,
+        Some("vmfb") => return ModuleKind::Vmfb,
+        Some("so") => return ModuleKind::SharedLibrary,
         _ => {}
     }
-    let mut head = [0u8; 8];
-    let n = std::fs::File::open(path)
-        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-        .map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))?;
-    match &head[..n] {
-        [0x7f, b'E', b'L', b'F', ..] => Ok(ModuleKind::SharedLibrary),
-        [b'P', b'K', 3, 4, ..] => Ok(ModuleKind::Vmfb),
-        [_, _, _, _, b'I', b'R', b'E', b'E'] => Ok(ModuleKind::Vmfb),
-        _ => Ok(ModuleKind::Mlir),
+    match head {
+        [0x7f, b'E', b'L', b'F', ..] => ModuleKind::SharedLibrary,
+        [b'P', b'K', 3, 4, ..] => ModuleKind::Vmfb,
+        [_, _, _, _, b'I', b'R', b'E', b'E', ..] => ModuleKind::Vmfb,
+        _ => ModuleKind::Mlir,
     }
 }
 
-/// Loads the function to call.
-fn load_function(args: &RunArgs) -> Result<Function, CliError> {
-    match module_kind(&args.module)? {
-        ModuleKind::Vmfb => load_vmfb(args),
-        kind => {
-            // SAFETY: running a module's code is what `fnabi run` is for;
-            // the user vouches for the module and its signature. (A module
-            // that needs an external function nobody provides is refused
-            // here, naming it, before anything runs.)
-            let module = unsafe { MlirModule::load(&args.module) }?;
-            let externals = module.library().externals();
-            if !externals.is_empty() {
-                eprintln!("fnabi: {} externals: {externals}", args.module.display());
-            }
-            let name = match &args.function {
-                Some(f) => f.clone(),
-                None => {
-                    let names = module.function_names()?;
-                    match names.as_slice() {
-                        [one] => one.clone(),
-                        _ => {
-                            return Err(CliError(format!(
-                                "{} has {} functions ({}): choose one with --function",
-                                args.module.display(),
-                                names.len(),
-                                names.join(", ")
-                            )));
-                        }
-                    }
-                }
-            };
-            match (&args.signature, kind) {
-                (Some(sig), _) => Ok(module.function_with_signature(&name, sig)?),
-                (None, ModuleKind::SharedLibrary) => Err(CliError(format!(
-                    "{} has no MLIR source: give @{name}'s type with --signature",
-                    args.module.display()
-                ))),
-                (None, _) => Ok(module.function(&name)?),
-            }
+/// Where the module comes from.
+enum ModuleSource {
+    File(PathBuf),
+    /// `--module=-`: its bytes, read from stdin.
+    Stdin(Vec<u8>),
+}
+
+impl ModuleSource {
+    fn label(&self) -> String {
+        match self {
+            ModuleSource::File(p) => p.display().to_string(),
+            ModuleSource::Stdin(_) => "<stdin>".into(),
         }
     }
 }
 
-#[cfg(feature = "iree")]
-fn load_vmfb(args: &RunArgs) -> Result<Function, CliError> {
+fn module_source(args: &RunArgs) -> Result<ModuleSource, CliError> {
+    let path = match (&args.module, &args.module_flag) {
+        (Some(p), _) | (None, Some(p)) => p,
+        (None, None) => return Err(CliError("no module: give its path, or --module=FILE (- for stdin)".into())),
+    };
+    if path != Path::new("-") {
+        return Ok(ModuleSource::File(path.clone()));
+    }
+    if args.inputs.as_deref() == Some(Path::new("-")) {
+        return Err(CliError("the module and --inputs cannot both come from stdin".into()));
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
+        .map_err(|e| CliError(format!("cannot read the module from stdin: {e}")))?;
+    Ok(ModuleSource::Stdin(bytes))
+}
+
+/// Loads the function to call.
+fn load_function(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliError> {
+    let head: Vec<u8> = match source {
+        ModuleSource::File(path) => {
+            let mut head = [0u8; 8];
+            let n = std::fs::File::open(path)
+                .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+                .map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))?;
+            head[..n].to_vec()
+        }
+        ModuleSource::Stdin(bytes) => bytes.iter().take(8).copied().collect(),
+    };
+    let path = match source {
+        ModuleSource::File(p) => Some(p.as_path()),
+        ModuleSource::Stdin(_) => None,
+    };
+    let label = source.label();
+    let kind = module_kind(path, &head);
+    if kind == ModuleKind::Vmfb {
+        return load_vmfb(args, source);
+    }
+    let module = match source {
+        // SAFETY: running a module's code is what `fnabi run` is for;
+        // the user vouches for the module and its signature. (A module
+        // that needs an external function nobody provides is refused
+        // here, naming it, before anything runs.)
+        ModuleSource::File(p) => unsafe { MlirModule::load(p) }?,
+        ModuleSource::Stdin(_) if kind == ModuleKind::SharedLibrary => {
+            return Err(CliError("a shared library cannot be read from stdin: give its path".into()));
+        }
+        ModuleSource::Stdin(bytes) => {
+            let text = std::str::from_utf8(bytes).map_err(|e| CliError(format!("<stdin> is not MLIR text: {e}")))?;
+            // SAFETY: as above.
+            unsafe { MlirModule::compile(text) }?
+        }
+    };
+    let externals = module.library().externals();
+    if !externals.is_empty() {
+        eprintln!("fnabi: {label} externals: {externals}");
+    }
     let name = match &args.function {
         Some(f) => f.clone(),
         None => {
-            let names = crate::run_iree::export_names(&args.module).map_err(CliError)?;
-            let user: Vec<_> = names.into_iter().filter(|n| !n.starts_with("__")).collect();
-            match user.as_slice() {
+            let names = module.function_names()?;
+            match names.as_slice() {
                 [one] => one.clone(),
                 _ => {
                     return Err(CliError(format!(
-                        "{} exports {} functions ({}): choose one with --function",
-                        args.module.display(),
+                        "{label} has {} functions ({}): choose one with --function",
+                        names.len(),
+                        names.join(", ")
+                    )));
+                }
+            }
+        }
+    };
+    match (&args.signature, kind) {
+        (Some(sig), _) => Ok(module.function_with_signature(&name, sig)?),
+        (None, ModuleKind::SharedLibrary) => {
+            Err(CliError(format!("{label} has no MLIR source: give @{name}'s type with --signature")))
+        }
+        (None, _) => Ok(module.function(&name)?),
+    }
+}
+
+/// The function to run when none is named: the one export that is not
+/// internal (`__init`, …); of a pair `F` and `F$async` (IREE's async
+/// variant of a sync function), `F`.
+#[cfg_attr(not(feature = "iree"), allow(dead_code))]
+pub fn default_export(names: &[String]) -> Option<&str> {
+    let user: Vec<&str> = names.iter().map(String::as_str).filter(|n| !n.starts_with("__")).collect();
+    let plain: Vec<&str> =
+        user.iter().copied().filter(|n| !n.strip_suffix("$async").is_some_and(|f| user.contains(&f))).collect();
+    match plain.as_slice() {
+        [one] => Some(one),
+        _ => None,
+    }
+}
+
+#[cfg(feature = "iree")]
+fn load_vmfb(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliError> {
+    let label = source.label();
+    let bytes = match source {
+        ModuleSource::File(p) => std::fs::read(p).map_err(|e| CliError(format!("cannot read {label}: {e}")))?,
+        ModuleSource::Stdin(b) => b.clone(),
+    };
+    let module = crate::run_iree::load(&bytes, &label, &args.device).map_err(CliError)?;
+    let name = match &args.function {
+        Some(f) => f.clone(),
+        None => {
+            let names = crate::run_iree::export_names(&module);
+            match default_export(&names) {
+                Some(one) => one.to_owned(),
+                None => {
+                    let user: Vec<_> = names.iter().filter(|n| !n.starts_with("__")).cloned().collect();
+                    return Err(CliError(format!(
+                        "{label} exports {} functions ({}): choose one with --function",
                         user.len(),
                         user.join(", ")
                     )));
@@ -149,27 +243,72 @@ fn load_vmfb(args: &RunArgs) -> Result<Function, CliError> {
             }
         }
     };
-    crate::run_iree::load_function(&args.module, &name, &args.device).map_err(CliError)
+    crate::run_iree::function(&module, &label, &name).map_err(CliError)
 }
 
 #[cfg(not(feature = "iree"))]
-fn load_vmfb(args: &RunArgs) -> Result<Function, CliError> {
-    Err(CliError(format!(
-        "{} is an IREE module, but this fnabi was built without the `iree` feature",
-        args.module.display()
-    )))
+fn load_vmfb(_args: &RunArgs, source: &ModuleSource) -> Result<Function, CliError> {
+    Err(CliError(format!("{} is an IREE module, but this fnabi was built without the `iree` feature", source.label())))
 }
 
-/// Reads one `--input`: `@FILE.npy` or IREE's text form.
-fn parse_input(i: usize, text: &str) -> Result<Value<'static>, CliError> {
+/// Reads one `--input`: `@FILE.npy`, raw bytes `SHAPExTYPE=@FILE` (or
+/// `=+FILE`, continuing where the previous input from FILE ended), or
+/// IREE's text form. `offsets` tracks how far each raw file was read.
+fn parse_input(i: usize, text: &str, offsets: &mut HashMap<PathBuf, usize>) -> Result<Value<'static>, CliError> {
     if let Some(path) = text.strip_prefix('@') {
         let a = fnabi::npy::read_file(path).map_err(|e| CliError(format!("--input {i} ({path}): {e}")))?;
         return Ok(Value::from(a));
     }
+    if let Some((header, body)) = text.split_once('=') {
+        let body = body.trim();
+        if let Some((cont, path)) =
+            body.strip_prefix('@').map(|p| (false, p)).or(body.strip_prefix('+').map(|p| (true, p)))
+        {
+            return raw_input(i, header, Path::new(path), cont, offsets);
+        }
+    }
     fnabi::text::parse_value(text).map_err(|e| CliError(format!("--input {i} {text:?} {e}")))
 }
 
-fn read_inputs(path: &Path) -> Result<Value<'static>, CliError> {
+/// A dense C-order array of the type `header` (`2x3xf32`) from the bytes
+/// of `path`, at its start or (`cont`) where the previous input stopped.
+fn raw_input(
+    i: usize,
+    header: &str,
+    path: &Path,
+    cont: bool,
+    offsets: &mut HashMap<PathBuf, usize>,
+) -> Result<Value<'static>, CliError> {
+    let bad = |msg: String| {
+        CliError(format!("--input {i} ({header}={}{}): {msg}", if cont { '+' } else { '@' }, path.display()))
+    };
+    let mut parts: Vec<&str> = header.trim().split('x').collect();
+    let ty = parts.pop().unwrap_or_default();
+    let dtype = fnabi::text::dtype_from_name(ty).ok_or_else(|| bad(format!("unknown element type {ty:?}")))?;
+    let shape = parts
+        .iter()
+        .map(|d| d.parse::<usize>().map_err(|_| bad(format!("{d:?} is not a dimension"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let n = shape
+        .iter()
+        .try_fold(dtype.size(), |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| bad("the shape is too large".into()))?;
+    let start = if cont { offsets.get(path).copied().unwrap_or(0) } else { 0 };
+    let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    let chunk = bytes
+        .get(start..start.saturating_add(n))
+        .ok_or_else(|| bad(format!("needs {n} bytes from byte {start}, but the file has {} bytes", bytes.len())))?;
+    offsets.insert(path.to_path_buf(), start + n);
+    let buf = fnabi::memory::ByteBuffer::copy_from_slice(chunk)?;
+    Ok(Value::from(buf.array(dtype, &shape, None, 0).map_err(|e| bad(e.to_string()))?))
+}
+
+/// The arguments a JSON inputs file stands for: `{"$args": [...],
+/// "$kwargs": {...}}` (either key may be left out) is both; otherwise a list
+/// is the positional arguments, an object the keyword arguments, and
+/// anything else the one argument. A string `"@FILE.npy"` anywhere is that
+/// file's array (`"@@…"` is a string starting with `@`).
+fn read_arguments(path: &Path) -> Result<(Vec<Value<'static>>, Dict<'static>), CliError> {
     let bytes = if path == Path::new("-") {
         let mut v = Vec::new();
         std::io::Read::read_to_end(&mut std::io::stdin(), &mut v)?;
@@ -177,7 +316,64 @@ fn read_inputs(path: &Path) -> Result<Value<'static>, CliError> {
     } else {
         std::fs::read(path).map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))?
     };
-    fnabi::json::from_slice(&bytes).map_err(|e| CliError(format!("{}: {e}", path.display())))
+    let label = path.display();
+    let v = fnabi::json::from_slice(&bytes).map_err(|e| CliError(format!("{label}: {e}")))?;
+    let v = resolve_files(v, &mut Vec::new()).map_err(|e| CliError(format!("{label}: {}", e.0)))?;
+    let is_call =
+        matches!(&v, Value::Dict(d) if !d.is_empty() && d.keys().all(|k| &**k == "$args" || &**k == "$kwargs"));
+    if !is_call {
+        return Ok(fnabi::function::split_arguments(v));
+    }
+    let Value::Dict(d) = v else { unreachable!("checked above") };
+    let mut args = Vec::new();
+    let mut kwargs = Dict::new();
+    for (k, v) in d.into_iter() {
+        match (&*k, v) {
+            ("$args", Value::List(items) | Value::Tuple(items)) => args = items,
+            ("$kwargs", Value::Dict(d)) => kwargs = d,
+            (k, v) => {
+                let wants = if k == "$args" { "a list" } else { "an object" };
+                return Err(CliError(format!("{label}: {k} takes {wants}, got {}", v.kind())));
+            }
+        }
+    }
+    Ok((args, kwargs))
+}
+
+/// Replaces every string `"@FILE.npy"` inside `v` by the array in FILE.
+fn resolve_files(v: Value<'static>, path: &mut Vec<PathKey>) -> Result<Value<'static>, CliError> {
+    let mut within = |key: PathKey, item: Value<'static>| {
+        path.push(key);
+        let r = resolve_files(item, path);
+        path.pop();
+        r
+    };
+    Ok(match v {
+        Value::Str(s) if s.starts_with("@@") => Value::Str(s[1..].to_owned()),
+        Value::Str(s) if s.starts_with('@') => {
+            let file = &s[1..];
+            let a = fnabi::npy::read_file(file).map_err(|e| {
+                let at = if path.is_empty() { String::new() } else { format!("at {}: ", IndexPath(path.clone())) };
+                CliError(format!("{at}{e}"))
+            })?;
+            Value::from(a)
+        }
+        Value::List(items) => Value::List(
+            items.into_iter().enumerate().map(|(i, x)| within(PathKey::Index(i), x)).collect::<Result<_, _>>()?,
+        ),
+        Value::Tuple(items) => Value::Tuple(
+            items.into_iter().enumerate().map(|(i, x)| within(PathKey::Index(i), x)).collect::<Result<_, _>>()?,
+        ),
+        Value::Dict(d) => {
+            let mut out = Dict::with_capacity(d.len());
+            for (k, x) in d.into_iter() {
+                let x = within(PathKey::Name(k.clone()), x)?;
+                out.push_unique(k, x);
+            }
+            Value::Dict(out)
+        }
+        other => other,
+    })
 }
 
 /// The leaves of a result value with their index paths (containers are
@@ -202,12 +398,12 @@ fn leaves<'v>(v: &'v Value<'v>, path: &mut Vec<PathKey>, out: &mut Vec<(IndexPat
     }
 }
 
-/// One leaf in IREE's text form.
-fn leaf_text(v: &Value<'_>) -> String {
+/// One leaf in IREE's text form, arrays elided after `max` elements.
+fn leaf_text(v: &Value<'_>, max: usize) -> String {
     match v {
-        Value::Array(a) => fnabi::text::format_array(a),
+        Value::Array(a) => fnabi::text::format_array_elided(a, max),
         Value::Int(i) => i.to_string(),
-        Value::Float(f) => fnabi::text::format_g(*f),
+        Value::Float(f) => fnabi::text::format_float(*f, fnabi::ScalarType::F64),
         Value::Bool(b) => b.to_string(),
         Value::None => "None".into(),
         other => fnabi::json::to_string(other),
@@ -233,59 +429,145 @@ fn npy_name(path: &IndexPath) -> String {
     parts.join(".")
 }
 
+/// A result leaf as an array: arrays as they are, scalars as 0-d arrays;
+/// `None` for leaves that are no numbers (strings, `None`, bytes).
+fn leaf_array<'v>(v: &'v Value<'v>) -> Option<std::borrow::Cow<'v, Array<'v>>> {
+    use std::borrow::Cow;
+    Some(match v {
+        Value::Array(a) => Cow::Borrowed(&**a),
+        Value::Int(i) => Cow::Owned(Array::scalar(*i)),
+        Value::Float(f) => Cow::Owned(Array::scalar(*f)),
+        Value::Bool(b) => Cow::Owned(Array::scalar(*b)),
+        _ => return None,
+    })
+}
+
 fn save_npy(dir: &Path, results: &[(IndexPath, &Value<'_>)]) -> Result<Vec<PathBuf>, CliError> {
     std::fs::create_dir_all(dir).map_err(|e| CliError(format!("cannot create {}: {e}", dir.display())))?;
     let mut written = Vec::new();
     for (path, v) in results {
-        let scalar;
-        let a: &Array<'_> = match v {
-            Value::Array(a) => a,
-            Value::Int(i) => {
-                scalar = Array::scalar(*i);
-                &scalar
-            }
-            Value::Float(f) => {
-                scalar = Array::scalar(*f);
-                &scalar
-            }
-            Value::Bool(b) => {
-                scalar = Array::scalar(*b);
-                &scalar
-            }
-            _ => continue,
-        };
+        let Some(a) = leaf_array(v) else { continue };
         let file = dir.join(format!("{}.npy", npy_name(path)));
-        fnabi::npy::save(&file, a).map_err(|e| CliError(format!("cannot write {}: {e}", file.display())))?;
+        fnabi::npy::save(&file, &a).map_err(|e| CliError(format!("cannot write {}: {e}", file.display())))?;
         written.push(file);
     }
     Ok(written)
 }
 
+/// Writes one result leaf to `file` (`append`: at its end): `.npy` files
+/// in numpy's format, others as the raw bytes in C order.
+fn write_leaf(path: &IndexPath, v: &Value<'_>, file: &Path, append: bool) -> Result<(), CliError> {
+    let cannot = |e: String| CliError(format!("cannot write result {path} to {}: {e}", file.display()));
+    let a = leaf_array(v).ok_or_else(|| cannot(format!("it is a {}, not an array or a number", v.kind())))?;
+    let bytes = if file.extension().is_some_and(|e| e == "npy") {
+        fnabi::npy::to_bytes(&a).map_err(|e| cannot(e.to_string()))?
+    } else {
+        let dense = a.to_contiguous().map_err(|e| cannot(e.to_string()))?;
+        dense.as_bytes().map(<[u8]>::to_vec).unwrap_or_default()
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .append(append)
+        .truncate(!append)
+        .open(file)
+        .map_err(|e| cannot(e.to_string()))?;
+    f.write_all(&bytes).map_err(|e| cannot(e.to_string()))
+}
+
+/// What `--output` asks for.
+enum OutputPlan {
+    /// Every leaf to stdout, as text or JSON.
+    Print { json: bool },
+    /// One spec per result leaf, as `iree-run-module` takes them.
+    PerLeaf(Vec<String>),
+}
+
+fn output_plan(specs: &[String]) -> Result<OutputPlan, CliError> {
+    match specs {
+        [] => Ok(OutputPlan::Print { json: false }),
+        [one] if one == "text" => Ok(OutputPlan::Print { json: false }),
+        [one] if one == "json" => Ok(OutputPlan::Print { json: true }),
+        specs => {
+            for s in specs {
+                if !(s.is_empty() || s == "-" || s.starts_with('@') || s.starts_with('+')) {
+                    return Err(CliError(format!(
+                        "--output {s:?}: expected text or json (once), or per result: - (print), empty (ignore), @FILE (write), +FILE (append)"
+                    )));
+                }
+            }
+            Ok(OutputPlan::PerLeaf(specs.to_vec()))
+        }
+    }
+}
+
 pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
-    let function = load_function(&args)?;
-    let result = match &args.inputs {
-        Some(path) => function.call_value(read_inputs(path)?)?,
+    let plan = output_plan(&args.output)?;
+    let source = module_source(&args)?;
+    let function = load_function(&args, &source)?;
+    let (pos, kw) = match &args.inputs {
+        Some(path) => read_arguments(path)?,
         None => {
-            let values =
-                args.input.iter().enumerate().map(|(i, t)| parse_input(i, t)).collect::<Result<Vec<_>, _>>()?;
-            function.call(values)?
+            let mut offsets = HashMap::new();
+            let values = args
+                .input
+                .iter()
+                .enumerate()
+                .map(|(i, t)| parse_input(i, t, &mut offsets))
+                .collect::<Result<Vec<_>, _>>()?;
+            (values, Dict::new())
         }
     };
+    // Plain lists and bare numbers become the arrays the signature expects.
+    let (pos, kw) = match function.input_params() {
+        Some(params) => fnabi::coerce::coerce_arguments(pos, kw, &params)?,
+        None => (pos, kw),
+    };
+    let result = function.call_kw(pos, kw).map_err(|e| crate::run_error(e, args.verbose))?;
     let mut all = Vec::new();
     leaves(&result, &mut Vec::new(), &mut all);
+    let structured = !matches!(&all[..], [(p, _)] if p.keys().is_empty());
+    let max = args.output_max_element_count;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    match args.output {
-        Output::Json => writeln!(out, "{}", fnabi::json::to_string(&result))?,
+    let mut print = |path: &IndexPath, v: &Value<'_>| -> Result<(), CliError> {
+        if structured {
+            writeln!(out, "{path}: {}", leaf_text(v, max)).map_err(CliError::output)
+        } else {
+            writeln!(out, "{}", leaf_text(v, max)).map_err(CliError::output)
+        }
+    };
+    match plan {
+        OutputPlan::Print { json: true } => {
+            writeln!(std::io::stdout().lock(), "{}", fnabi::json::to_string(&result)).map_err(CliError::output)?
+        }
         // A function without results prints nothing.
-        Output::Text if matches!(result, Value::None) => {}
-        Output::Text => {
-            let structured = !matches!(&all[..], [(p, _)] if p.keys().is_empty());
+        OutputPlan::Print { json: false } if matches!(result, Value::None) => {}
+        OutputPlan::Print { json: false } => {
             for (path, v) in &all {
-                if structured {
-                    writeln!(out, "{path}: {}", leaf_text(v))?;
-                } else {
-                    writeln!(out, "{}", leaf_text(v))?;
+                print(path, v)?;
+            }
+        }
+        OutputPlan::PerLeaf(specs) => {
+            if specs.len() != all.len() {
+                return Err(CliError(format!(
+                    "{} --output(s) given, but the result has {} leaves",
+                    specs.len(),
+                    all.len()
+                )));
+            }
+            for (spec, (path, v)) in specs.iter().zip(&all) {
+                match spec.as_str() {
+                    "" => {}
+                    "-" => print(path, v)?,
+                    s => {
+                        let (append, file) = match s.strip_prefix('+') {
+                            // `+@FILE` appends too (IREE writes `+FILE`).
+                            Some(f) => (true, f.strip_prefix('@').unwrap_or(f)),
+                            None => (false, &s[1..]),
+                        };
+                        write_leaf(path, v, Path::new(file), append)?;
+                    }
                 }
             }
         }
@@ -307,5 +589,14 @@ mod tests {
         assert_eq!(npy_name(&IndexPath::root()), "result");
         let p = IndexPath(vec![PathKey::Index(1), PathKey::Name("x/y".into())]);
         assert_eq!(npy_name(&p), "1.x_y");
+    }
+
+    #[test]
+    fn sync_exports_are_preferred_to_their_async_twins() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(default_export(&names(&["main", "main$async", "__init"])), Some("main"));
+        assert_eq!(default_export(&names(&["main$async", "__init"])), Some("main$async"));
+        assert_eq!(default_export(&names(&["a", "b"])), None);
+        assert_eq!(default_export(&names(&["a", "a$async", "b", "b$async"])), None);
     }
 }

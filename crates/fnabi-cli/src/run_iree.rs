@@ -4,56 +4,54 @@
 
 use fnabi::Function;
 use fnabi_iree::{Device, IreeModule};
-use std::path::Path;
 
-/// Loads `path` on `device` (`local-sync` or `local-task`) and returns its
-/// function `function`, called through the conventions of its reflection.
-pub fn load_function(path: &Path, function: &str, device: &str) -> Result<Function, String> {
+/// Loads a module from its bytes on `device` (`local-sync` or
+/// `local-task`); `label` names it in errors.
+pub fn load(bytes: &[u8], label: &str, device: &str) -> Result<IreeModule, String> {
     let device: Device = device.parse().map_err(|e: fnabi::Error| e.to_string())?;
-    let module = load(path, device)?;
-    module.function(function).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// The names of the functions `path` exports, in file order.
-pub fn export_names(path: &Path) -> Result<Vec<String>, String> {
-    let module = load(path, Device::LocalSync)?;
-    Ok(module.exports().iter().map(|e| e.name().to_string()).collect())
-}
-
-fn load(path: &Path, device: Device) -> Result<IreeModule, String> {
     // SAFETY: the user asked to run this module, as when running an
-    // executable: its code is trusted. It is read into memory rather than
-    // mapped, so a file changed meanwhile cannot fault the process.
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    // SAFETY: see above.
-    unsafe { IreeModule::from_bytes(&bytes, device) }.map_err(|e| format!("{}: {e}", path.display()))
+    // executable: its code is trusted. Its bytes are in memory (not
+    // mapped), so a file changed meanwhile cannot fault the process.
+    unsafe { IreeModule::from_bytes(bytes, device) }.map_err(|e| format!("{label}: {e}"))
+}
+
+/// The names of the functions a module exports, in file order.
+pub fn export_names(module: &IreeModule) -> Vec<String> {
+    module.exports().iter().map(|e| e.name().to_string()).collect()
+}
+
+/// The module's function `name`, called through the conventions of its
+/// reflection.
+pub fn function(module: &IreeModule, label: &str, name: &str) -> Result<Function, String> {
+    module.function(name).map_err(|e| format!("{label}: {e}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
-    fn fixture(name: &str) -> std::path::PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fnabi/tests/fixtures/iree").join(name)
+    fn fixture(name: &str) -> Vec<u8> {
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../fnabi/tests/fixtures/iree").join(name)).unwrap()
     }
 
     #[test]
     fn loads_functions_and_lists_exports() {
-        let f = load_function(&fixture("add.vmfb"), "add_i32", "local-task").unwrap();
+        let m = load(&fixture("add.vmfb"), "add.vmfb", "local-task").unwrap();
+        let f = function(&m, "add.vmfb", "add_i32").unwrap();
         assert_eq!(f.call([fnabi::Value::Int(2), fnabi::Value::Int(40)]).unwrap(), fnabi::Value::Int(42));
-        assert_eq!(export_names(&fixture("add.vmfb")).unwrap(), ["add", "add_one", "scale", "add_i32", "__init"]);
+        assert_eq!(export_names(&m), ["add", "add_one", "scale", "add_i32", "__init"]);
     }
 
     #[test]
     fn errors_are_one_line() {
-        let e = load_function(&fixture("add.vmfb"), "add_i32", "gpu").unwrap_err();
+        let e = load(&fixture("add.vmfb"), "add.vmfb", "gpu").unwrap_err();
         assert_eq!(e, "invalid argument: unknown device \"gpu\" (expected local-sync or local-task)");
-        let e = load_function(&fixture("add.vmfb"), "nope", "local-sync").unwrap_err();
+        let m = load(&fixture("add.vmfb"), "add.vmfb", "local-sync").unwrap();
+        let e = function(&m, "add.vmfb", "nope").unwrap_err();
         assert!(e.ends_with(r#"module "module" has no function "nope" (it exports ["add", "add_one", "scale", "add_i32", "__init"])"#), "{e}");
-        let e = export_names(&fixture("missing.vmfb")).unwrap_err();
-        assert!(e.contains("missing.vmfb: "), "{e}");
-        let e = export_names(&fixture("add.mlir")).unwrap_err();
-        assert!(e.contains("not an IREE module"), "{e}");
+        let e = load(&fixture("add.mlir"), "add.mlir", "local-sync").unwrap_err();
+        assert!(e.starts_with("add.mlir: ") && e.contains("not an IREE module"), "{e}");
         assert!(!e.contains('\n'));
     }
 }

@@ -29,7 +29,15 @@ fn runs_the_mlp_example() {
     let (m, i) = (repo(MLP), repo("examples/mlp_inputs.json"));
     let (ok, out, err) = fnabi(&["run", m.to_str().unwrap(), "--function", "mlp", "--inputs", i.to_str().unwrap()]);
     assert!(ok, "{err}");
-    assert_eq!(out, "2x3xf32=[-0.35 -0.88125 0][-0.428125 -1.02188 -0.203125]\n");
+    // Shortest decimals that read back to the f32 results (the README's line).
+    assert_eq!(out, "2x3xf32=[-0.35000002 -0.88125 0][-0.42812502 -1.021875 -0.203125]\n");
+    // The same values as computed by hand (x @ w1 + b1, relu, @ w2 + b2), to
+    // the rounding of f32 arithmetic.
+    let want = [-0.35f32, -0.88125, 0.0, -0.428125, -1.021875, -0.203125];
+    let Ok(fnabi::Value::Array(got)) = fnabi::text::parse_value(out.trim()) else { panic!("{out}") };
+    for (g, w) in got.to_vec::<f32>().unwrap().iter().zip(want) {
+        assert!((g - w).abs() <= 1e-6, "{g} vs {w}");
+    }
     // The one function is found without --function; JSON output.
     let (ok, out, _) = fnabi(&["run", m.to_str().unwrap(), "--inputs", i.to_str().unwrap(), "--output", "json"]);
     assert!(ok);

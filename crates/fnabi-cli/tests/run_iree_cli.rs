@@ -89,3 +89,58 @@ fn errors_before_the_runtime_are_one_line() {
     let (_, _, err) = run("nested.vmfb", &["-f", "bytes_sum", "--inputs", "-"], "[[1, 2, 3, 4, 250]]");
     assert!(err.contains("expected i8 in -128..=127, got 250"), "{err}");
 }
+
+#[test]
+fn iree_run_module_habits() {
+    // The module from stdin, flags with `=`.
+    let bytes = std::fs::read(fixture("add.vmfb")).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_fnabi"))
+        .args(["run", "--module=-", "--function=add", "--input=4xf32=1 2 3 4", "--input=4xf32=10"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), &bytes).unwrap();
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "4xf32=11 12 13 14\n");
+    // Plain nested lists typed by the records (nested_deep's dict of a list
+    // and a dict), alpha by keyword.
+    let json =
+        r#"{"$args": [{"a": [[1, 2, 3, 4], [10, 20, 30, 40]], "b": {"c": [2, 2, 2, 2]}}], "$kwargs": {"alpha": 3.0}}"#;
+    let (ok, out, err) = run("nested.vmfb", &["-f", "nested_deep", "--inputs", "-"], json);
+    assert!(ok, "{err}");
+    assert_eq!(
+        out,
+        "[0]: 4xf32=15 28 41 54\n[1][\"s\"]: 4xf32=11 22 33 44\n[1][\"t\"][0]: 4xf32=2 4 6 8\n[1][\"t\"][1]: 4xf32=20 40 60 80\n"
+    );
+}
+
+#[test]
+fn sync_twins_are_preferred_and_runtime_failures_are_one_line() {
+    // checked_sqrt and checked_sqrt$async: without --function, the sync one
+    // (sqrt(6.25) = 2.5; a bare number for its 0-d tensor argument).
+    let (ok, out, err) = run("sync_async.vmfb", &["--input=6.25"], "");
+    assert!(ok, "{err}");
+    assert_eq!(out, "f32=2.5\n");
+    // Asked for, the async twin (which takes the fences as arguments too).
+    let (ok, _, err) = run("sync_async.vmfb", &["--function=checked_sqrt$async", "--input=f32=6.25"], "");
+    assert!(!ok);
+    assert_eq!(err, "fnabi: error: missing argument 1\n");
+    // A failure inside the runtime (cf.assert): one line, exit status 1, as
+    // IREE's own runtime reports it (see the fixtures' README).
+    for verbose in [false, true] {
+        let mut args = vec!["--input=-1"];
+        if verbose {
+            args.push("--verbose");
+        }
+        let (ok, out, err) = run("sync_async.vmfb", &args, "");
+        assert!(!ok && out.is_empty());
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(
+            err,
+            "fnabi: error: IREE runtime (calling module.checked_sqrt): <vm>:0: FAILED_PRECONDITION; checked_sqrt: the input must not be negative;\n"
+        );
+    }
+}

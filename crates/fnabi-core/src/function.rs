@@ -39,6 +39,12 @@ pub trait Backend: Send + Sync {
     /// descriptors, arenas) between calls, for hot loops. Calls through
     /// different prepared states may run on different threads at once.
     fn prepare(&self) -> Box<dyn PreparedBackend + '_>;
+
+    /// The parameters as far as the signature types them, for reading
+    /// loose inputs ([`crate::coerce`]); `None` when it says nothing.
+    fn input_params(&self) -> Option<Vec<crate::coerce::InputParam>> {
+        None
+    }
 }
 
 /// A prepared call of a [`Backend`] (see [`Backend::prepare`]).
@@ -105,6 +111,13 @@ impl Function {
         let bound = crate::nest::to_value(inputs)?;
         let out = self.backend.prepare().call_bound(&bound)?;
         Ok(crate::nest::from_value(out)?)
+    }
+
+    /// The parameters as far as the signature types them (see
+    /// [`crate::coerce`]): what turns plain nested lists and bare numbers
+    /// into the arrays the function expects.
+    pub fn input_params(&self) -> Option<Vec<crate::coerce::InputParam>> {
+        self.backend.input_params()
     }
 
     /// A prepared call that reuses its scratch memory across calls.

@@ -26,6 +26,7 @@
 
 pub mod array;
 pub mod buffer;
+pub mod coerce;
 pub mod conventions;
 pub mod deferred;
 pub mod error;

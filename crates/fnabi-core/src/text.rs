@@ -9,19 +9,28 @@
 //! IREE's output form (each sub-array of rank ≥ 1 below the outermost dim
 //! bracketed) or that form inside one more outer pair; integers must fit the
 //! element type (decimal, or `0x` hex); floats are decimal (or `inf`/`nan`,
-//! any case, signed) and a finite value beyond the type's range is an error
-//! rather than infinity. As in IREE, one value fills the whole array (splat).
-//! `f16`/`bf16` text is rounded through `f64`.
+//! any case, signed) and a literal beyond the type's range (`1e39` or
+//! `1e999` for `f32`) is an error rather than infinity. As in IREE, one
+//! value fills the whole array (splat). `f16`/`bf16` text is rounded through
+//! `f64`. Booleans (`i1`) read `0`/`1`, `true`/`false`, and IREE's own
+//! two-hex-digit form `00`/`01`.
 //!
-//! Printing is exact where IREE's is: integers in decimal, floats as C's
-//! `%G` (6 significant digits: `1.23457E+08`, `INF`, `-NAN`), booleans (`i1`)
-//! as `0`/`1`.
+//! Printing reads back to the same value, and IREE reads what it prints:
+//! integers in decimal; floats as the shortest decimal that reads back to
+//! the same value of their type (`0.1`, `3.4028235E+38`, `INF`, `-NAN`),
+//! positional unless the decimal exponent is below -4 or above 15, where
+//! they take an exponent written as C's `%G` writes it (`1E+20`, `1.5E-07`);
+//! booleans as `00`/`01`, which is how IREE's runtime reads (and prints) an
+//! `i1` element. Long arrays can be elided as IREE elides them
+//! ([`format_array_elided`]).
 //!
 //! ```
 //! use fnabi_core::text::{format_array, parse_value};
 //! use fnabi_core::Value;
-//! let Value::Array(a) = parse_value("2x3xf32=1 2 3 4 5 6.5").unwrap() else { panic!() };
-//! assert_eq!(format_array(&a), "2x3xf32=[1 2 3][4 5 6.5]");
+//! let Value::Array(a) = parse_value("2x3xf32=1 2 3 4 5 6.1").unwrap() else { panic!() };
+//! assert_eq!(format_array(&a), "2x3xf32=[1 2 3][4 5 6.1]");
+//! let Value::Array(b) = parse_value("3xi1=1 0 01").unwrap() else { panic!() };
+//! assert_eq!(format_array(&b), "3xi1=01 00 01");
 //! assert_eq!(parse_value("42").unwrap(), Value::Int(42));
 //! assert_eq!(parse_value("-1.5").unwrap(), Value::Float(-1.5));
 //! let err = parse_value("2xf32=1 2 3").unwrap_err();
@@ -295,17 +304,21 @@ fn encode(dtype: DType, s: &str, off: usize, out: &mut [u8]) -> Result<(), Parse
     match dtype {
         DType::Bool => {
             out[0] = match s {
-                "0" | "false" => 0,
-                "1" | "true" => 1,
-                _ => return Err(not("a boolean (0, 1, true, false)")),
+                "0" | "00" | "false" => 0,
+                "1" | "01" | "true" => 1,
+                _ => return Err(not("a boolean (0, 1, 00, 01, true, false)")),
             }
         }
         DType::Scalar(st) if st.is_float() => {
+            // An infinity must be asked for by name: a finite literal (or
+            // `1e999`) that rounds to one is out of range.
+            let named_inf =
+                |v: f64| !v.is_infinite() || s.trim_start_matches(['+', '-']).to_ascii_lowercase().starts_with("inf");
             let v = if st == ScalarType::F32 {
                 // Parse f32 directly: correctly rounded, no double rounding.
                 let body_ok = parse_float(s).is_some();
                 let v = s.parse::<f32>().ok().filter(|_| body_ok).ok_or_else(|| not("a number"))?;
-                if v.is_infinite() && parse_float(s).is_some_and(f64::is_finite) {
+                if !named_inf(f64::from(v)) {
                     return Err(range());
                 }
                 out.copy_from_slice(&v.to_ne_bytes());
@@ -313,6 +326,9 @@ fn encode(dtype: DType, s: &str, off: usize, out: &mut [u8]) -> Result<(), Parse
             } else {
                 parse_float(s).ok_or_else(|| not("a number"))?
             };
+            if !named_inf(v) {
+                return Err(range());
+            }
             match st {
                 ScalarType::F64 => out.copy_from_slice(&v.to_ne_bytes()),
                 ScalarType::F16 => {
@@ -395,18 +411,84 @@ pub fn format_g(v: f64) -> String {
     }
 }
 
+/// The shortest decimal that reads back (through [`parse_array`]) to the
+/// same value of the float type `st`: `0.1`, `-0`, `3.4028235E+38` (f32
+/// max), `INF`, `-NAN`. Positional unless the decimal exponent is below -4
+/// or above 15; the exponent is written as C's `%G` writes it.
+///
+/// ```
+/// use fnabi_core::ScalarType;
+/// use fnabi_core::text::format_float;
+/// assert_eq!(format_float(f64::from(f32::MAX), ScalarType::F32), "3.4028235E+38");
+/// assert_eq!(format_float(f64::from(0.1f32), ScalarType::F32), "0.1");
+/// assert_eq!(format_float(0.1, ScalarType::F64), "0.1");
+/// assert_eq!(format_float(123456789.0, ScalarType::F64), "123456789");
+/// assert_eq!(format_float(1e-5, ScalarType::F64), "1E-05");
+/// assert_eq!(format_float(half::f16::from_f64(0.1).to_f64(), ScalarType::F16), "0.1");
+/// ```
+pub fn format_float(v: f64, st: ScalarType) -> String {
+    let sign = if v.is_sign_negative() { "-" } else { "" };
+    if v.is_nan() {
+        return format!("{sign}NAN");
+    }
+    if v.is_infinite() {
+        return format!("{sign}INF");
+    }
+    if v == 0.0 {
+        return format!("{sign}0");
+    }
+    // Shortest digits in exponent form: `d.ddde±x`.
+    let e_form = match st {
+        ScalarType::F32 => format!("{:e}", (v as f32).abs()),
+        ScalarType::F16 => shortest_e(v.abs(), |c| f16::from_f64(c).to_f64()),
+        ScalarType::BF16 => shortest_e(v.abs(), |c| bf16::from_f64(c).to_f64()),
+        _ => format!("{:e}", v.abs()),
+    };
+    let (mant, exp) = e_form.split_once('e').unwrap_or((&e_form, "0"));
+    let x: i32 = exp.parse().unwrap_or(0);
+    let digits: String = mant.chars().filter(char::is_ascii_digit).collect();
+    let digits = digits.trim_end_matches('0');
+    let digits = if digits.is_empty() { "0" } else { digits };
+    if !(-4..16).contains(&x) {
+        let (first, rest) = digits.split_at(1);
+        let dot = if rest.is_empty() { "" } else { "." };
+        return format!("{sign}{first}{dot}{rest}E{}{:02}", if x < 0 { '-' } else { '+' }, x.abs());
+    }
+    let n = digits.len() as i32;
+    if x < 0 {
+        format!("{sign}0.{}{digits}", "0".repeat((-x - 1) as usize))
+    } else if x + 1 >= n {
+        format!("{sign}{digits}{}", "0".repeat((x + 1 - n) as usize))
+    } else {
+        let (int, frac) = digits.split_at((x + 1) as usize);
+        format!("{sign}{int}.{frac}")
+    }
+}
+
+/// The shortest `{:e}` text of `x` that reads back to `x` through `back`
+/// (a narrower float type's rounding of an `f64`).
+fn shortest_e(x: f64, back: impl Fn(f64) -> f64) -> String {
+    for p in 0..17 {
+        let t = format!("{x:.p$e}");
+        if t.parse::<f64>().is_ok_and(|c| back(c).to_bits() == x.to_bits()) {
+            return t;
+        }
+    }
+    format!("{x:e}")
+}
+
 fn format_element(a: &Array<'_>, off: usize, out: &mut String) {
     let p = a.storage_ptr().wrapping_add(off);
-    // SAFETY: `off` comes from Array::for_each_offset: an in-bounds, aligned
-    // element of the array's dtype.
+    // SAFETY: `off` is an in-bounds, aligned element of the array's dtype
+    // (from the array's own shape and strides).
     let s = unsafe {
         match a.dtype() {
-            DType::Bool => (if p.read() != 0 { "1" } else { "0" }).to_owned(),
+            DType::Bool => (if p.read() != 0 { "01" } else { "00" }).to_owned(),
             DType::Scalar(st) => match st {
-                ScalarType::F32 => format_g(f64::from(p.cast::<f32>().read())),
-                ScalarType::F64 => format_g(p.cast::<f64>().read()),
-                ScalarType::F16 => format_g(p.cast::<f16>().read().to_f64()),
-                ScalarType::BF16 => format_g(p.cast::<bf16>().read().to_f64()),
+                ScalarType::F32 => format_float(f64::from(p.cast::<f32>().read()), st),
+                ScalarType::F64 => format_float(p.cast::<f64>().read(), st),
+                ScalarType::F16 => format_float(p.cast::<f16>().read().to_f64(), st),
+                ScalarType::BF16 => format_float(p.cast::<bf16>().read().to_f64(), st),
                 ScalarType::I8 => p.cast::<i8>().read().to_string(),
                 ScalarType::I16 => p.cast::<i16>().read().to_string(),
                 ScalarType::I32 => p.cast::<i32>().read().to_string(),
@@ -422,48 +504,71 @@ fn format_element(a: &Array<'_>, off: usize, out: &mut String) {
 }
 
 /// Prints an array in IREE's output form: `2x3xf32=[1 2 3][4 5 6]`,
-/// `4xi32=1 2 3 4`, `f32=1.5` for rank 0.
+/// `4xi32=1 2 3 4`, `f32=1.5` for rank 0. Every element is printed.
 pub fn format_array(a: &Array<'_>) -> String {
+    format_array_elided(a, usize::MAX)
+}
+
+/// Prints an array as [`format_array`] does, but at most `max_elements`
+/// elements, eliding the rest as `iree-run-module` does: each innermost
+/// row prints what is left of the budget and ends with `...` when it is cut
+/// short (`4xf32=1 2...`, `3x2xi32=[1 2][3...][...]`).
+///
+/// ```
+/// use fnabi_core::{Array, text::format_array_elided};
+/// let a = Array::from_vec(&[3, 2], vec![1i32, 2, 3, 4, 5, 6]).unwrap();
+/// assert_eq!(format_array_elided(&a, 3), "3x2xi32=[1 2][3...][...]");
+/// assert_eq!(format_array_elided(&a, 6), "3x2xi32=[1 2][3 4][5 6]");
+/// ```
+pub fn format_array_elided(a: &Array<'_>, max_elements: usize) -> String {
     let mut out = String::new();
     for d in a.shape() {
         let _ = write!(out, "{d}x");
     }
     out.push_str(dtype_name(a.dtype()));
     out.push('=');
-    let shape = a.shape();
-    let rank = shape.len();
-    let mut idx = vec![0usize; rank];
-    let mut first = true;
-    a.for_each_offset(|o| {
-        // Sub-arrays at levels 1..rank open where the trailing indices are all 0
-        // and close where they are all at their maximum.
-        let zeros = idx.iter().rev().take_while(|&&i| i == 0).count();
-        let opens = zeros.min(rank.saturating_sub(1));
-        if !first && rank > 0 && idx[rank - 1] != 0 {
-            out.push(' ');
-        }
-        first = false;
-        out.extend(std::iter::repeat_n('[', opens));
-        format_element(a, o, &mut out);
-        let full = idx.iter().zip(shape).rev().take_while(|(i, n)| **i + 1 == **n).count();
-        out.extend(std::iter::repeat_n(']', full.min(rank.saturating_sub(1))));
-        for d in (0..rank).rev() {
-            idx[d] += 1;
-            if idx[d] < shape[d] {
-                break;
-            }
-            idx[d] = 0;
-        }
-    });
+    let es = a.dtype().size() as isize;
+    let steps: Vec<isize> = a.strides().iter().map(|s| s * es).collect();
+    let mut budget = max_elements;
+    if a.rank() == 0 {
+        format_rows(a, &[1], &[0], a.byte_offset() as isize, &mut budget, &mut out);
+    } else {
+        format_rows(a, a.shape(), &steps, a.byte_offset() as isize, &mut budget, &mut out);
+    }
     out
 }
 
-/// Prints a scalar with its type, as IREE prints scalar results: `i64=3`,
-/// `f32=1.5`.
+/// IREE's recursive printing: brackets around every sub-array of rank ≥ 1
+/// below the outermost dim, elements of the innermost dim separated by
+/// spaces while the budget lasts, then `...`.
+fn format_rows(a: &Array<'_>, shape: &[usize], steps: &[isize], off: isize, budget: &mut usize, out: &mut String) {
+    if shape.len() > 1 {
+        for i in 0..shape[0] {
+            out.push('[');
+            format_rows(a, &shape[1..], &steps[1..], off + i as isize * steps[0], budget, out);
+            out.push(']');
+        }
+        return;
+    }
+    let n = (*budget).min(shape[0]);
+    *budget -= n;
+    for i in 0..n {
+        if i > 0 {
+            out.push(' ');
+        }
+        format_element(a, (off + i as isize * steps[0]) as usize, out);
+    }
+    if n < shape[0] {
+        out.push_str("...");
+    }
+}
+
+/// Prints a scalar with its type, in the form [`parse_value`] and IREE
+/// read: `i64=3`, `f32=1.5`, `i1=01`.
 pub fn format_scalar(dtype: DType, v: &Value<'_>) -> Option<String> {
     let body = match (dtype, v) {
-        (DType::Bool, Value::Bool(b)) => u8::from(*b).to_string(),
-        (d, Value::Float(f)) if d.is_float() => format_g(*f),
+        (DType::Bool, Value::Bool(b)) => format!("{:02}", u8::from(*b)),
+        (DType::Scalar(st), Value::Float(f)) if st.is_float() => format_float(*f, st),
         (d, Value::Int(i)) if !d.is_float() => i.to_string(),
         _ => return None,
     };
@@ -494,12 +599,17 @@ mod tests {
         assert_eq!(round("3x4xf32=0"), "3x4xf32=[0 0 0 0][0 0 0 0][0 0 0 0]");
         assert_eq!(round("f32=2.5"), "f32=2.5");
         assert_eq!(round("0x3xf32="), "0x3xf32=");
-        assert_eq!(round("3xi1=1 0 true"), "3xi1=1 0 1");
+        assert_eq!(round("3xi1=1 0 true"), "3xi1=01 00 01");
+        assert_eq!(round("4xi1=00 01 false 1"), "4xi1=00 01 00 01");
         assert_eq!(round("2xui64=18446744073709551615 0x10"), "2xui64=18446744073709551615 16");
         assert_eq!(round("3xf64=-0.5 nan -inf"), "3xf64=-0.5 NAN -INF");
-        assert_eq!(round("4xf32=0.1 123456789 1e20 -0"), "4xf32=0.1 1.23457E+08 1E+20 -0");
+        assert_eq!(round("4xf32=0.1 123456789 1e20 -0"), "4xf32=0.1 123456790 1E+20 -0");
+        assert_eq!(round("3xf32=3.4028235e38 1e-5 0.0001"), "3xf32=3.4028235E+38 1E-05 0.0001");
+        assert_eq!(round("2xf64=0.1 1e16"), "2xf64=0.1 1E+16");
+        assert_eq!(round("2xf64=123456789012345.6 -1.5e-300"), "2xf64=123456789012345.6 -1.5E-300");
         assert_eq!(round("2xbf16=1.5 -3"), "2xbf16=1.5 -3");
-        assert_eq!(round("2xf16=65504 0.000061035"), "2xf16=65504 6.10352E-05");
+        assert_eq!(round("2xf16=65504 0.000061035"), "2xf16=65500 6.104E-05");
+        assert_eq!(round("2x0xf32="), "2x0xf32=[][]");
         assert_eq!(round("3x2xsi32=[1 4][2 -5][3 6]"), "3x2xi32=[1 4][2 -5][3 6]");
         let Value::Array(a) = parse_value("2x3xf32=1 2 3 4 5 6").unwrap() else { panic!() };
         assert_eq!(a.to_vec::<f32>().unwrap(), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
@@ -517,7 +627,7 @@ mod tests {
         assert_eq!((a.rank(), a.get::<i32>(&[]).unwrap()), (0, 42));
         assert_eq!(format_scalar(DType::I64, &Value::Int(3)).unwrap(), "i64=3");
         assert_eq!(format_scalar(DType::F32, &Value::Float(0.1)).unwrap(), "f32=0.1");
-        assert_eq!(format_scalar(DType::Bool, &Value::Bool(true)).unwrap(), "i1=1");
+        assert_eq!(format_scalar(DType::Bool, &Value::Bool(true)).unwrap(), "i1=01");
         assert_eq!(format_scalar(DType::I64, &Value::Float(0.1)), None);
     }
 
@@ -539,7 +649,10 @@ mod tests {
         assert_eq!(err("2xf32=1 0x10"), "at byte 8: `0x10` is not a number");
         assert_eq!(err("2xf32=1 1e39"), "at byte 8: `1e39` is out of range for f32");
         assert_eq!(err("2xf16=1 1e6"), "at byte 8: `1e6` is out of range for f16");
-        assert_eq!(err("2xi1=1 2"), "at byte 7: `2` is not a boolean (0, 1, true, false)");
+        assert_eq!(err("2xi1=1 2"), "at byte 7: `2` is not a boolean (0, 1, 00, 01, true, false)");
+        assert_eq!(err("2xf32=1 1e999"), "at byte 8: `1e999` is out of range for f32");
+        assert_eq!(err("f64=-1e999"), "at byte 4: `-1e999` is out of range for f64");
+        assert_eq!(err("2xbf16=1 1e39"), "at byte 9: `1e39` is out of range for bf16");
         assert_eq!(err("2xi32=1,,2"), "at byte 8: a comma must separate two values");
         assert_eq!(err("2xi32=,1 2"), "at byte 6: a comma must separate two values");
         assert_eq!(

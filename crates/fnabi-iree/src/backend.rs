@@ -16,8 +16,9 @@ use crate::list::{Marshal, OwnedRef, RtList, RtSink, read_items};
 use crate::module::ModuleInner;
 use crate::runtime::DeviceHandle;
 use crate::staging::Staging;
-use fnabi_abi::reflection::InvocationModel;
-use fnabi_core::conventions::FunctionAbi;
+use fnabi_abi::reflection::{InvocationModel, TypeRecord};
+use fnabi_core::coerce::{InputParam, InputType};
+use fnabi_core::conventions::{FunctionAbi, ParamType};
 use fnabi_core::function::{Backend, PreparedBackend};
 use fnabi_core::{Dict, Error, Value};
 use std::ptr::NonNull;
@@ -318,6 +319,44 @@ impl Backend for IreeFunction {
 
     fn prepare(&self) -> Box<dyn PreparedBackend + '_> {
         Box::new(Prepared { f: self, state: None })
+    }
+
+    fn input_params(&self) -> Option<Vec<InputParam>> {
+        fn ty(r: &TypeRecord) -> InputType {
+            match r {
+                TypeRecord::NdArray(nd) => match &*nd.element {
+                    TypeRecord::Primitive(p) => match p.dtype() {
+                        Some(dtype) => InputType::Array {
+                            dtype,
+                            dims: nd.dims.as_ref().map(|ds| ds.iter().map(|d| d.map(|n| n as usize)).collect()),
+                        },
+                        None => InputType::Any,
+                    },
+                    _ => InputType::Any,
+                },
+                TypeRecord::SList(items) | TypeRecord::STuple(items) => {
+                    InputType::Sequence(items.iter().map(ty).collect())
+                }
+                TypeRecord::SDict(entries) => {
+                    InputType::Dict(entries.iter().map(|(k, t)| (k.clone(), ty(t))).collect())
+                }
+                TypeRecord::Named(_, t) => ty(t),
+                _ => InputType::Any,
+            }
+        }
+        let params = self.abi.params()?;
+        Some(
+            params
+                .iter()
+                .map(|p| InputParam {
+                    name: p.name.clone(),
+                    ty: match &p.ty {
+                        ParamType::Record(r) => ty(r),
+                        ParamType::Opaque(_) => InputType::Any,
+                    },
+                })
+                .collect(),
+        )
     }
 }
 

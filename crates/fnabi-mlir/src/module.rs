@@ -31,8 +31,10 @@ use crate::call::{MlirFunction, MlirLibrary, PreparedMlirCall, Returned};
 use fnabi_abi::attrs::AbiAttributes;
 use fnabi_abi::mlir::types::{FunctionType, MlirType};
 use fnabi_abi::raw::{BufferType, Dim, RawSignature, RawType};
+use fnabi_abi::scalar::DType;
 use fnabi_abi::sip::SipSignature;
 use fnabi_core::array::Array;
+use fnabi_core::coerce::{InputParam, InputType};
 use fnabi_core::deferred::{ResultSlot, plan_results};
 use fnabi_core::error::Error;
 use fnabi_core::function::{Backend, Function, PreparedBackend, pack_results};
@@ -384,6 +386,40 @@ impl Backend for MlirBackend {
 
     fn prepare(&self) -> Box<dyn PreparedBackend + '_> {
         Box::new(self.prepared())
+    }
+
+    fn input_params(&self) -> Option<Vec<InputParam>> {
+        let leaf = |i: usize| match self.raw.inputs.get(i) {
+            Some(RawType::Buffer(b)) => InputType::Array {
+                dtype: DType::Scalar(b.dtype()),
+                dims: Some(
+                    b.dims().iter().map(|d| if let Dim::Static(n) = d { Some(*n as usize) } else { None }).collect(),
+                ),
+            },
+            _ => InputType::Any,
+        };
+        fn ty(s: &Structure, leaf: &dyn Fn(usize) -> InputType) -> InputType {
+            match s {
+                Structure::Leaf(i) => leaf(*i),
+                Structure::Sequence(items) => {
+                    let mut out = vec![InputType::Any; items.iter().map(|(i, _)| i + 1).max().unwrap_or(0)];
+                    for (i, c) in items {
+                        out[*i] = ty(c, leaf);
+                    }
+                    InputType::Sequence(out)
+                }
+                Structure::Dict(entries) => {
+                    InputType::Dict(entries.iter().map(|(k, c)| (k.clone(), ty(c, leaf))).collect())
+                }
+            }
+        }
+        // Positional arguments are a sequence root's items, or a dict
+        // root's values in key order (also passed by keyword).
+        Some(match ty(self.input_structure.as_ref()?, &leaf) {
+            InputType::Sequence(items) => items.into_iter().map(|ty| InputParam { name: None, ty }).collect(),
+            InputType::Dict(entries) => entries.into_iter().map(|(k, ty)| InputParam { name: Some(k), ty }).collect(),
+            ty => vec![InputParam { name: None, ty }],
+        })
     }
 }
 

@@ -30,8 +30,8 @@ pub use fnabi_abi::{attrs, cconv, mangle, raw, reflection, scalar, sip, vmfb};
 #[cfg(feature = "ndarray")]
 pub use fnabi_core::ndarray;
 pub use fnabi_core::{
-    array, buffer, conventions, deferred, error, function, json, layout, memory, nest, npy, structure, tensor, text,
-    value, vm,
+    array, buffer, coerce, conventions, deferred, error, function, json, layout, memory, nest, npy, structure, tensor,
+    text, value, vm,
 };
 pub use fnabi_mlir::{elf, memref};
 

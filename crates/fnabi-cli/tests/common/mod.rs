@@ -21,3 +21,27 @@ pub fn fnabi<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>, stdin: &str) ->
     let out = child.wait_with_output().unwrap();
     (out.status.success(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
 }
+
+/// A Python interpreter with numpy, for checks computed independently of
+/// fnabi: `$FNABI_PYTHON`, else Debian's `/usr/bin/python3` (where
+/// `scripts/test.sh` installs python3-numpy), else `python3`. Panics, saying
+/// what to install, when it has no numpy.
+#[allow(dead_code)]
+pub fn python_numpy() -> String {
+    let candidates = [std::env::var("FNABI_PYTHON").ok(), Some("/usr/bin/python3".into()), Some("python3".into())];
+    for py in candidates.into_iter().flatten() {
+        let ok = Command::new(&py).args(["-c", "import numpy"]).output().is_ok_and(|o| o.status.success());
+        if ok {
+            return py;
+        }
+    }
+    panic!("these tests need Python 3 with numpy: apt-get install python3-numpy (scripts/test.sh installs it)");
+}
+
+/// Runs `script` with [`python_numpy`]; returns its stdout (panics on failure).
+#[allow(dead_code)]
+pub fn python(script: &str) -> String {
+    let out = Command::new(python_numpy()).args(["-c", script]).output().unwrap();
+    assert!(out.status.success(), "python failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}

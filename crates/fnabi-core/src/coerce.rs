@@ -1,0 +1,403 @@
+//! Loose inputs typed by a function's signature: plain nested lists and bare
+//! numbers become the arrays its parameters expect.
+//!
+//! A caller (the CLI's JSON files, a Python-like host) often writes an
+//! array as nested lists (`[[1, 2], [3, 4]]`) or a 0-d array as a bare
+//! number (`2.5`). Where the signature says a parameter is an array of a
+//! given element type and rank, [`coerce_arguments`] builds that array,
+//! numpy-like but strict: the nesting depth must be the rank, every list at
+//! one depth must have the same length (a ragged list is an error naming
+//! its index path), integers must fit the element type (no fractions for an
+//! integer type), booleans are `true`/`false` (or `0`/`1`), and a finite
+//! number that overflows a float type is an error rather than infinity. Values that are already arrays, and
+//! everything the signature does not type, pass unchanged: the function's
+//! own checks then report what does not fit.
+//!
+//! ```
+//! use fnabi_core::coerce::{coerce_arguments, InputParam, InputType};
+//! use fnabi_core::{DType, Dict, Value};
+//! let params = [InputParam {
+//!     name: None,
+//!     ty: InputType::Array { dtype: DType::F32, dims: Some(vec![None, Some(2)]) },
+//! }];
+//! let rows = Value::List(vec![
+//!     Value::List(vec![Value::Int(1), Value::Float(2.5)]),
+//!     Value::List(vec![Value::Int(3), Value::Int(4)]),
+//! ]);
+//! let (args, _) = coerce_arguments(vec![rows], Dict::new(), &params).unwrap();
+//! let a = args[0].as_array().unwrap();
+//! assert_eq!((a.shape(), a.to_vec::<f32>().unwrap()), (&[2, 2][..], vec![1.0, 2.5, 3.0, 4.0]));
+//!
+//! let ragged = Value::List(vec![Value::List(vec![Value::Int(1)]), Value::List(vec![])]);
+//! let e = coerce_arguments(vec![ragged], Dict::new(), &params).unwrap_err();
+//! assert_eq!(e.to_string(), "invalid argument: argument 0 at [1]: ragged list: 0 items where [0] has 1");
+//! ```
+
+use crate::array::Array;
+use crate::error::Error;
+use crate::structure::{IndexPath, PathKey};
+use crate::value::{Dict, Key, Value};
+use fnabi_abi::scalar::DType;
+use half::{bf16, f16};
+
+/// What a function expects at one place of its inputs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InputType {
+    /// An array of `dtype`; `dims` is its extents (`None` for a dynamic
+    /// one), or `None` when the rank is not fixed.
+    Array {
+        /// The element type.
+        dtype: DType,
+        /// The extents, when the rank is known.
+        dims: Option<Vec<Option<usize>>>,
+    },
+    /// A list or tuple of these items.
+    Sequence(Vec<InputType>),
+    /// A dict with these keys.
+    Dict(Vec<(Key, InputType)>),
+    /// Anything: passed unchanged.
+    Any,
+}
+
+/// One parameter of a function: an optional keyword name and its type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputParam {
+    /// The keyword name, when the parameter can be passed by keyword.
+    pub name: Option<Key>,
+    /// The type.
+    pub ty: InputType,
+}
+
+/// Types the positional arguments `args` (by position) and the keyword
+/// arguments `kwargs` (by parameter name) by `params` (see the
+/// [module docs](self)). Arguments beyond `params`, and keywords no
+/// parameter has, pass unchanged.
+pub fn coerce_arguments<'a>(
+    args: Vec<Value<'a>>,
+    kwargs: Dict<'a>,
+    params: &[InputParam],
+) -> Result<(Vec<Value<'a>>, Dict<'a>), Error> {
+    let fail = |name: String, path: &IndexPath, msg: String| {
+        let at = if path.keys().is_empty() { String::new() } else { format!(" at {path}") };
+        Error::invalid_argument(format!("argument {name}{at}: {msg}"))
+    };
+    let mut path = Vec::new();
+    let args = args
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| match params.get(i) {
+            Some(p) => coerce(v, &p.ty, &mut path).map_err(|(p, m)| fail(i.to_string(), &p, m)),
+            None => Ok(v),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut out = Dict::with_capacity(kwargs.len());
+    for (k, v) in kwargs.into_iter() {
+        let v = match params.iter().find(|p| p.name.as_ref() == Some(&k)) {
+            Some(p) => coerce(v, &p.ty, &mut path).map_err(|(p, m)| fail(format!("{k:?}"), &p, m))?,
+            None => v,
+        };
+        out.push_unique(k, v);
+    }
+    Ok((args, out))
+}
+
+/// Where (inside one argument) and what failed.
+type Failure = (IndexPath, String);
+
+fn at(path: &[PathKey], msg: String) -> Failure {
+    (IndexPath(path.to_vec()), msg)
+}
+
+/// Types one value by `ty` (`path` is where it is, for errors).
+fn coerce<'a>(v: Value<'a>, ty: &InputType, path: &mut Vec<PathKey>) -> Result<Value<'a>, Failure> {
+    match (ty, v) {
+        (InputType::Array { dtype, dims }, v @ (Value::List(_) | Value::Tuple(_))) => {
+            let rank = match dims {
+                Some(d) => d.len(),
+                None => nesting_depth(&v),
+            };
+            Ok(Value::from(nested_to_array(&v, *dtype, rank, path)?))
+        }
+        (InputType::Array { dtype, dims }, v @ (Value::Int(_) | Value::Float(_) | Value::Bool(_)))
+            if dims.as_ref().is_none_or(Vec::is_empty) =>
+        {
+            Ok(Value::from(nested_to_array(&v, *dtype, 0, path)?))
+        }
+        (InputType::Sequence(items), Value::List(vs)) => Ok(Value::List(coerce_items(vs, items, path)?)),
+        (InputType::Sequence(items), Value::Tuple(vs)) => Ok(Value::Tuple(coerce_items(vs, items, path)?)),
+        (InputType::Dict(entries), Value::Dict(d)) => {
+            let mut out = Dict::with_capacity(d.len());
+            for (k, v) in d.into_iter() {
+                let v = match entries.iter().find(|(key, _)| *key == k) {
+                    Some((_, t)) => {
+                        path.push(PathKey::Name(k.clone()));
+                        let r = coerce(v, t, path);
+                        path.pop();
+                        r?
+                    }
+                    None => v,
+                };
+                out.push_unique(k, v);
+            }
+            Ok(Value::Dict(out))
+        }
+        (_, v) => Ok(v),
+    }
+}
+
+fn coerce_items<'a>(
+    vs: Vec<Value<'a>>,
+    items: &[InputType],
+    path: &mut Vec<PathKey>,
+) -> Result<Vec<Value<'a>>, Failure> {
+    vs.into_iter()
+        .enumerate()
+        .map(|(i, v)| match items.get(i) {
+            Some(t) => {
+                path.push(PathKey::Index(i));
+                let r = coerce(v, t, path);
+                path.pop();
+                r
+            }
+            None => Ok(v),
+        })
+        .collect()
+}
+
+/// How deep lists nest along their first items.
+fn nesting_depth(v: &Value<'_>) -> usize {
+    match v {
+        Value::List(items) | Value::Tuple(items) => 1 + items.first().map_or(0, nesting_depth),
+        _ => 0,
+    }
+}
+
+/// The array that nested lists (or one number, for rank 0) stand for.
+fn nested_to_array(
+    v: &Value<'_>,
+    dtype: DType,
+    rank: usize,
+    path: &mut Vec<PathKey>,
+) -> Result<Array<'static>, Failure> {
+    // The shape from the first item at each depth.
+    let mut shape = Vec::with_capacity(rank);
+    let mut cur = v;
+    for _ in 0..rank {
+        match cur {
+            Value::List(items) | Value::Tuple(items) => {
+                shape.push(items.len());
+                match items.first() {
+                    Some(first) => cur = first,
+                    None => break,
+                }
+            }
+            _ => break,
+        }
+    }
+    if shape.len() < rank && shape.last() != Some(&0) {
+        return Err(at(path, format!("nested lists of depth {} for an array of rank {rank}", shape.len())));
+    }
+    shape.resize(rank, 0);
+    let mut leaves: Vec<&Value<'_>> = Vec::with_capacity(shape.iter().product());
+    collect_leaves(v, &shape, path, &mut leaves)?;
+    build(dtype, &shape, &leaves).map_err(|(k, msg)| {
+        // Point at the element: its index from its position in C order.
+        let mut idx = vec![0; shape.len()];
+        let mut rest = k;
+        for d in (0..shape.len()).rev() {
+            idx[d] = rest % shape[d].max(1);
+            rest /= shape[d].max(1);
+        }
+        let mut p = path.clone();
+        p.extend(idx.into_iter().map(PathKey::Index));
+        at(&p, msg)
+    })
+}
+
+fn collect_leaves<'v>(
+    v: &'v Value<'_>,
+    shape: &[usize],
+    path: &mut Vec<PathKey>,
+    out: &mut Vec<&'v Value<'v>>,
+) -> Result<(), Failure> {
+    match (shape.split_first(), v) {
+        (None, Value::List(_) | Value::Tuple(_)) => {
+            Err(at(path, "nested deeper than the array's rank (a ragged list?)".to_owned()))
+        }
+        (None, leaf) => {
+            out.push(leaf);
+            Ok(())
+        }
+        (Some((&n, rest)), Value::List(items) | Value::Tuple(items)) => {
+            if items.len() != n {
+                return Err(at(
+                    path,
+                    format!("ragged list: {} items where {} has {n}", items.len(), sibling_name(path)),
+                ));
+            }
+            for (i, item) in items.iter().enumerate() {
+                path.push(PathKey::Index(i));
+                let r = collect_leaves(item, rest, path, out);
+                path.pop();
+                r?;
+            }
+            Ok(())
+        }
+        (Some(_), other) => Err(at(path, format!("expected a list (ragged?), got {}", other.kind()))),
+    }
+}
+
+/// The first list at the same depth as `path`, which fixed that depth's length.
+fn sibling_name(path: &[PathKey]) -> String {
+    let first: Vec<PathKey> = path.iter().map(|_| PathKey::Index(0)).collect();
+    if first.is_empty() { "the first list".to_owned() } else { IndexPath(first).to_string() }
+}
+
+/// Converts the leaf numbers to `dtype`; on failure, the element's
+/// position (C order) and why.
+fn build(dtype: DType, shape: &[usize], leaves: &[&Value<'_>]) -> Result<Array<'static>, (usize, String)> {
+    fn each<T: crate::Element>(
+        shape: &[usize],
+        leaves: &[&Value<'_>],
+        conv: impl Fn(&Value<'_>) -> Result<T, String>,
+    ) -> Result<Array<'static>, (usize, String)> {
+        let v = leaves.iter().enumerate().map(|(k, v)| conv(v).map_err(|m| (k, m))).collect::<Result<Vec<T>, _>>()?;
+        Array::from_vec(shape, v).map_err(|e| (0, e.to_string()))
+    }
+    fn shown(v: &Value<'_>) -> String {
+        match v {
+            Value::Int(i) => i.to_string(),
+            Value::Float(f) => format!("{f:?}"),
+            Value::Bool(b) => b.to_string(),
+            other => other.kind().to_owned(),
+        }
+    }
+    fn int<T: TryFrom<i64>>(dtype: DType) -> impl Fn(&Value<'_>) -> Result<T, String> {
+        move |v| match v {
+            Value::Int(i) => T::try_from(*i).map_err(|_| format!("{i} is out of range for {dtype}")),
+            other => Err(format!("{} is not a valid {dtype} element", shown(other))),
+        }
+    }
+    fn float<T>(
+        dtype: DType,
+        narrow: impl Fn(f64) -> T,
+        is_inf: impl Fn(&T) -> bool,
+    ) -> impl Fn(&Value<'_>) -> Result<T, String> {
+        move |v| {
+            let x = match v {
+                Value::Int(i) => *i as f64,
+                Value::Float(f) => *f,
+                other => return Err(format!("{} is not a valid {dtype} element", shown(other))),
+            };
+            let t = narrow(x);
+            if is_inf(&t) && x.is_finite() { Err(format!("{} is out of range for {dtype}", shown(v))) } else { Ok(t) }
+        }
+    }
+    match dtype {
+        DType::F32 => each(shape, leaves, float(dtype, |x| x as f32, |t| t.is_infinite())),
+        DType::F64 => each(shape, leaves, float(dtype, |x| x, |_| false)),
+        DType::F16 => each(shape, leaves, float(dtype, f16::from_f64, |t| t.is_infinite())),
+        DType::BF16 => each(shape, leaves, float(dtype, bf16::from_f64, |t| t.is_infinite())),
+        DType::I8 => each(shape, leaves, int::<i8>(dtype)),
+        DType::I16 => each(shape, leaves, int::<i16>(dtype)),
+        DType::I32 => each(shape, leaves, int::<i32>(dtype)),
+        DType::I64 => each(shape, leaves, int::<i64>(dtype)),
+        DType::U8 => each(shape, leaves, int::<u8>(dtype)),
+        DType::U16 => each(shape, leaves, int::<u16>(dtype)),
+        DType::U32 => each(shape, leaves, int::<u32>(dtype)),
+        DType::U64 => each(shape, leaves, int::<u64>(dtype)),
+        DType::Bool => each(shape, leaves, |v| match v {
+            Value::Bool(b) => Ok(*b),
+            Value::Int(0) => Ok(false),
+            Value::Int(1) => Ok(true),
+            other => Err(format!("{} is not a valid bool element", shown(other))),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(items: Vec<Value<'static>>) -> Value<'static> {
+        Value::List(items)
+    }
+
+    fn arr(dtype: DType, dims: &[Option<usize>]) -> InputType {
+        InputType::Array { dtype, dims: Some(dims.to_vec()) }
+    }
+
+    fn one(v: Value<'static>, ty: InputType) -> Result<Value<'static>, String> {
+        let p = [InputParam { name: None, ty }];
+        coerce_arguments(vec![v], Dict::new(), &p).map(|(mut a, _)| a.remove(0)).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn nested_lists_and_scalars() {
+        let v = one(list(vec![Value::Int(1), Value::Int(-2)]), arr(DType::I8, &[None])).unwrap();
+        assert_eq!(v.as_array().unwrap().to_vec::<i8>().unwrap(), [1, -2]);
+        let v = one(Value::Float(2.5), arr(DType::F64, &[])).unwrap();
+        let a = v.as_array().unwrap();
+        assert_eq!((a.rank(), a.get::<f64>(&[]).unwrap()), (0, 2.5));
+        // A scalar for a ranked array, or for anything untyped, is unchanged.
+        assert_eq!(one(Value::Int(3), arr(DType::F32, &[Some(1)])).unwrap(), Value::Int(3));
+        assert_eq!(one(Value::Int(3), InputType::Any).unwrap(), Value::Int(3));
+        // Empty lists: a 0x? array.
+        let v = one(list(vec![]), arr(DType::F32, &[None, Some(3)])).unwrap();
+        assert_eq!(v.as_array().unwrap().shape(), [0, 0]);
+        // An unknown rank is the nesting depth.
+        let t = InputType::Array { dtype: DType::U8, dims: None };
+        let v = one(list(vec![list(vec![Value::Int(255)])]), t).unwrap();
+        assert_eq!(v.as_array().unwrap().shape(), [1, 1]);
+        // Inside structures and by keyword.
+        let ty =
+            InputType::Sequence(vec![InputType::Any, InputType::Dict(vec![("w".into(), arr(DType::Bool, &[None]))])]);
+        let p = [InputParam { name: Some("p".into()), ty }];
+        let v = list(vec![Value::None, Value::dict([("w", list(vec![Value::Bool(true), Value::Int(0)]))])]);
+        let (_, kw) = coerce_arguments(vec![], Dict::from_iter([(Key::from("p"), v)]), &p).unwrap();
+        let w = kw.get("p").unwrap().as_sequence().unwrap()[1].get("w").unwrap().as_array().unwrap();
+        assert_eq!(w.to_vec::<bool>().unwrap(), [true, false]);
+    }
+
+    #[test]
+    fn errors_name_the_element() {
+        let m = arr(DType::U8, &[None, None]);
+        let r = |rows: Vec<Vec<i64>>| {
+            list(rows.into_iter().map(|r| list(r.into_iter().map(Value::Int).collect())).collect())
+        };
+        assert_eq!(
+            one(r(vec![vec![1, 2], vec![3, 300]]), m.clone()).unwrap_err(),
+            "invalid argument: argument 0 at [1][1]: 300 is out of range for u8"
+        );
+        assert_eq!(
+            one(r(vec![vec![1, 2], vec![3]]), m.clone()).unwrap_err(),
+            "invalid argument: argument 0 at [1]: ragged list: 1 items where [0] has 2"
+        );
+        assert_eq!(
+            one(list(vec![list(vec![Value::Int(1)]), Value::Int(2)]), m.clone()).unwrap_err(),
+            "invalid argument: argument 0 at [1]: expected a list (ragged?), got int"
+        );
+        assert_eq!(
+            one(list(vec![Value::Int(1)]), m).unwrap_err(),
+            "invalid argument: argument 0: nested lists of depth 1 for an array of rank 2"
+        );
+        let f = arr(DType::F32, &[None]);
+        assert_eq!(
+            one(list(vec![Value::Float(1e39)]), f.clone()).unwrap_err(),
+            "invalid argument: argument 0 at [0]: 1e39 is out of range for f32"
+        );
+        assert_eq!(
+            one(list(vec![Value::from("x")]), f).unwrap_err(),
+            "invalid argument: argument 0 at [0]: str is not a valid f32 element"
+        );
+        let i = arr(DType::I32, &[None]);
+        assert_eq!(
+            one(list(vec![Value::Float(1.5)]), i.clone()).unwrap_err(),
+            "invalid argument: argument 0 at [0]: 1.5 is not a valid i32 element"
+        );
+        assert_eq!(
+            one(list(vec![list(vec![Value::Int(1)])]), i).unwrap_err(),
+            "invalid argument: argument 0 at [0]: nested deeper than the array's rank (a ragged list?)"
+        );
+    }
+}
