@@ -265,6 +265,24 @@ impl HostBuffer {
         // (constructor contracts), and shared access is read-only.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
+
+    /// The bytes, to write (`None` for read-only memory). `&mut self` is
+    /// the proof that nothing else reads them meanwhile: a buffer shared by
+    /// arrays is behind an `Arc`, and an array checks bool data when it is
+    /// built over a buffer.
+    ///
+    /// ```
+    /// let mut b = fnabi_core::HostBuffer::zeroed(4).unwrap();
+    /// b.as_mut_bytes().unwrap().copy_from_slice(&[1, 2, 3, 4]);
+    /// assert_eq!(b.as_bytes(), &[1, 2, 3, 4]);
+    /// ```
+    #[inline]
+    pub fn as_mut_bytes(&mut self) -> Option<&mut [u8]> {
+        // SAFETY: ptr..ptr+len is valid for writes when the buffer is
+        // writable (constructor contracts); `&mut self` makes the access
+        // exclusive.
+        self.writable.then(|| unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) })
+    }
 }
 
 impl Drop for HostBuffer {
@@ -739,6 +757,74 @@ impl<'a> Array<'a> {
         // construction) and bool arrays hold only 0/1 (checked at construction
         // for foreign bytes; Rust-written bools are valid).
         Some(unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), self.len()) })
+    }
+
+    /// The bytes of a dense array in memory order, when it is C- or
+    /// Fortran-contiguous (see [`as_bytes`](Array::as_bytes) for C order only).
+    #[inline]
+    pub fn as_dense_bytes(&self) -> Option<&[u8]> {
+        if !self.is_c_contiguous() && !self.is_f_contiguous() {
+            return None;
+        }
+        // SAFETY: a dense array (in either order) covers offset..offset+nbytes,
+        // which construction checked to lie inside the storage.
+        Some(unsafe { std::slice::from_raw_parts(self.as_ptr(), self.nbytes()) })
+    }
+
+    /// The whole storage the array addresses into, as bytes (element
+    /// offsets from [`element_offset`](Array::element_offset) and
+    /// [`for_each_offset`](Array::for_each_offset) index it).
+    #[inline]
+    pub fn storage_bytes(&self) -> &[u8] {
+        // SAFETY: the storage (a shared buffer, a borrowed slice) is valid for
+        // reads for the array's lifetime, and `&self` keeps writers out.
+        unsafe { std::slice::from_raw_parts(self.storage.base(), self.storage.len()) }
+    }
+
+    /// The whole storage as writable bytes (the array must be writable).
+    /// Crate-private: it could write a bool array's bytes with values other
+    /// than 0 and 1; the public writers are typed.
+    pub(crate) fn storage_bytes_mut(&mut self) -> Result<&mut [u8], Error> {
+        let base = self.as_mut_ptr()?.wrapping_sub(self.offset);
+        // SAFETY: as_mut_ptr checked that the storage is writable and
+        // uniquely held; `&mut self` keeps every other access out.
+        Ok(unsafe { std::slice::from_raw_parts_mut(base, self.storage.len()) })
+    }
+
+    /// The elements as a mutable slice, when writable, C-contiguous and of
+    /// element type `T`.
+    ///
+    /// ```
+    /// let mut a = fnabi_core::Array::zeros(fnabi_core::DType::I32, &[2, 2]).unwrap();
+    /// a.as_mut_slice::<i32>().unwrap().copy_from_slice(&[1, 2, 3, 4]);
+    /// assert_eq!(a.to_vec::<i32>().unwrap(), [1, 2, 3, 4]);
+    /// assert!(a.as_mut_slice::<f32>().is_err());
+    /// ```
+    pub fn as_mut_slice<T: Element>(&mut self) -> Result<&mut [T], Error> {
+        self.check_dtype::<T>()?;
+        if !self.is_c_contiguous() {
+            return Err(Error::invalid_argument("only a C-contiguous array has a mutable slice"));
+        }
+        let (offset, n) = (self.offset, self.len());
+        let bytes = &mut self.storage_bytes_mut()?[offset..];
+        // SAFETY: dtype matches T; a C-contiguous array's n elements start at
+        // `offset`, aligned for T (checked at construction), inside the
+        // storage; writes through a `&mut [T]` keep bools valid.
+        Ok(unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<T>(), n) })
+    }
+
+    /// The dense bytes in C order to write, when the array is writable,
+    /// C-contiguous and not of type bool (bools are written through
+    /// [`as_mut_slice::<bool>`](Array::as_mut_slice), which keeps them 0 or 1).
+    pub fn as_mut_bytes(&mut self) -> Result<&mut [u8], Error> {
+        if self.dtype == DType::Bool {
+            return Err(Error::invalid_argument("a bool array's bytes are written as bools (as_mut_slice::<bool>)"));
+        }
+        if !self.is_c_contiguous() {
+            return Err(Error::invalid_argument("only a C-contiguous array has mutable bytes"));
+        }
+        let (offset, n) = (self.offset, self.nbytes());
+        Ok(&mut self.storage_bytes_mut()?[offset..offset + n])
     }
 
     fn check_dtype<T: Element>(&self) -> Result<(), Error> {

@@ -323,12 +323,9 @@ fn strides_for(h: &NpyHeader) -> DimVec<isize> {
 /// An owned array of `h`'s layout from its (possibly byte-swapped) data.
 fn copy_out(h: &NpyHeader, data: &[u8]) -> Result<Array<'static>, Error> {
     let mut buf = HostBuffer::zeroed(data.len())?;
-    let dst = buf.as_mut_ptr();
-    // SAFETY: `buf` holds exactly data.len() fresh bytes.
-    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len()) };
+    let bytes = buf.as_mut_bytes().ok_or_else(|| Error::invalid_argument("fresh memory is not writable"))?;
+    bytes.copy_from_slice(data);
     if h.big_endian {
-        // SAFETY: the same fresh bytes, exclusively ours.
-        let bytes = unsafe { std::slice::from_raw_parts_mut(dst, data.len()) };
         for e in bytes.chunks_exact_mut(h.dtype.size()) {
             e.reverse();
         }
@@ -462,10 +459,7 @@ pub fn write(a: &Array<'_>, w: &mut impl Write) -> Result<(), Error> {
     if a.is_empty() {
         return Ok(());
     }
-    if a.is_c_contiguous() || fortran {
-        // SAFETY: a dense array (in one order) covers exactly nbytes bytes
-        // from element 0, inside its checked storage.
-        let bytes = unsafe { std::slice::from_raw_parts(a.as_ptr(), a.nbytes()) };
+    if let Some(bytes) = a.as_dense_bytes() {
         w.write_all(bytes).map_err(io)
     } else {
         let dense = a.to_contiguous()?;

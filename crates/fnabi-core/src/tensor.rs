@@ -34,22 +34,17 @@ pub fn store<T: Element>(a: &mut Array<'_>, index: &[usize], value: T) -> Result
         return Err(Error::mismatch("element type of a stored value", a.dtype().to_string(), T::DTYPE.to_string()));
     }
     let off = a.element_offset(index)?;
-    let base = a.as_mut_ptr()?;
-    // SAFETY: `off` is the in-bounds, aligned offset of an element of T
-    // (element_offset checks bounds; construction checked alignment) from
-    // the storage start, which lies `byte_offset` bytes before `base`; the
-    // array is writable (as_mut_ptr checked).
-    unsafe { base.sub(a.byte_offset()).add(off).cast::<T>().write(value) };
+    // The bytes of a T of the array's own dtype: a bool stays 0 or 1.
+    let value = std::slice::from_ref(&value);
+    let bytes = crate::array::bytes_of(value);
+    a.storage_bytes_mut()?[off..off + bytes.len()].copy_from_slice(bytes);
     Ok(())
 }
 
 /// `flow.tensor.splat`: a new dense array of `shape` filled with `value`.
 pub fn splat<T: Element>(shape: &[usize], value: T) -> Result<Array<'static>, Error> {
     let mut a = Array::zeros(T::DTYPE, shape)?;
-    let n = a.len();
-    let p = a.as_mut_ptr()?.cast::<T>();
-    // SAFETY: a fresh, dense, aligned array of n elements of T.
-    unsafe { std::slice::from_raw_parts_mut(p, n) }.fill(value);
+    a.as_mut_slice::<T>()?.fill(value);
     Ok(a)
 }
 

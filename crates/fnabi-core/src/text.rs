@@ -154,15 +154,14 @@ pub fn parse_array(text: &str) -> Result<Array<'static>, ParseError> {
     }
     let es = dtype.size();
     let mut out = Array::zeros(dtype, &shape).map_err(|e| invalid(lead, e.to_string()))?;
-    let dst = out.as_mut_ptr().map_err(|e| invalid(lead, e.to_string()))?;
+    // A fresh, dense array: element t is at bytes t*es.. (bools are encoded 0 or 1).
+    let dst = out.storage_bytes_mut().map_err(|e| invalid(lead, e.to_string()))?;
     let mut one = [0u8; 8];
     for (k, &(off, s)) in values.iter().enumerate() {
         encode(dtype, s, off, &mut one[..es])?;
         let targets = if values.len() == n { k..k + 1 } else { 0..n };
         for t in targets {
-            // SAFETY: `out` is a fresh, uniquely held, dense array of n
-            // elements of es bytes; t < n. Bool bytes written are 0 or 1.
-            unsafe { std::ptr::copy_nonoverlapping(one.as_ptr(), dst.add(t * es), es) };
+            dst[t * es..(t + 1) * es].copy_from_slice(&one[..es]);
         }
     }
     Ok(out)
@@ -478,27 +477,30 @@ fn shortest_e(x: f64, back: impl Fn(f64) -> f64) -> String {
 }
 
 fn format_element(a: &Array<'_>, off: usize, out: &mut String) {
-    let p = a.storage_ptr().wrapping_add(off);
-    // SAFETY: `off` is an in-bounds, aligned element of the array's dtype
-    // (from the array's own shape and strides).
-    let s = unsafe {
-        match a.dtype() {
-            DType::Bool => (if p.read() != 0 { "01" } else { "00" }).to_owned(),
-            DType::Scalar(st) => match st {
-                ScalarType::F32 => format_float(f64::from(p.cast::<f32>().read()), st),
-                ScalarType::F64 => format_float(p.cast::<f64>().read(), st),
-                ScalarType::F16 => format_float(p.cast::<f16>().read().to_f64(), st),
-                ScalarType::BF16 => format_float(p.cast::<bf16>().read().to_f64(), st),
-                ScalarType::I8 => p.cast::<i8>().read().to_string(),
-                ScalarType::I16 => p.cast::<i16>().read().to_string(),
-                ScalarType::I32 => p.cast::<i32>().read().to_string(),
-                ScalarType::I64 => p.cast::<i64>().read().to_string(),
-                ScalarType::U8 => p.read().to_string(),
-                ScalarType::U16 => p.cast::<u16>().read().to_string(),
-                ScalarType::U32 => p.cast::<u32>().read().to_string(),
-                ScalarType::U64 => p.cast::<u64>().read().to_string(),
-            },
-        }
+    // `off` is an in-bounds element of the array's dtype (from the array's
+    // own shape and strides); an out-of-range one would print nothing.
+    let Some(b) = a.storage_bytes().get(off..off + a.dtype().size()) else { return };
+    macro_rules! ne {
+        ($t:ty) => {
+            <$t>::from_ne_bytes(b.try_into().unwrap_or_default())
+        };
+    }
+    let s = match a.dtype() {
+        DType::Bool => (if b[0] != 0 { "01" } else { "00" }).to_owned(),
+        DType::Scalar(st) => match st {
+            ScalarType::F32 => format_float(f64::from(ne!(f32)), st),
+            ScalarType::F64 => format_float(ne!(f64), st),
+            ScalarType::F16 => format_float(f16::from_bits(ne!(u16)).to_f64(), st),
+            ScalarType::BF16 => format_float(bf16::from_bits(ne!(u16)).to_f64(), st),
+            ScalarType::I8 => ne!(i8).to_string(),
+            ScalarType::I16 => ne!(i16).to_string(),
+            ScalarType::I32 => ne!(i32).to_string(),
+            ScalarType::I64 => ne!(i64).to_string(),
+            ScalarType::U8 => b[0].to_string(),
+            ScalarType::U16 => ne!(u16).to_string(),
+            ScalarType::U32 => ne!(u32).to_string(),
+            ScalarType::U64 => ne!(u64).to_string(),
+        },
     };
     out.push_str(&s);
 }
