@@ -10,7 +10,7 @@
 
 use crate::CliError;
 use clap::{Args, ValueEnum};
-use fnabi::mlir::MlirModule;
+use fnabi::mlir::{CompileOptions, MlirModule};
 use fnabi::structure::{IndexPath, PathKey};
 use fnabi::{Array, Function, Value};
 use std::io::Write;
@@ -46,6 +46,11 @@ pub struct RunArgs {
     /// Also save every result array as `DIR/<path>.npy`.
     #[arg(long, value_name = "DIR")]
     npy_dir: Option<PathBuf>,
+    /// Compile a `.mlir` module without MLIR's runtime op verification
+    /// (which otherwise reports out-of-bounds accesses and mismatched
+    /// shapes, and aborts, instead of corrupting memory).
+    #[arg(long)]
+    no_runtime_verification: bool,
     /// The IREE device that runs a `.vmfb` module.
     #[arg(long, default_value = "local-sync")]
     device: String,
@@ -95,7 +100,8 @@ fn load_function(args: &RunArgs) -> Result<Function, CliError> {
             // the user vouches for the module and its signature. (A module
             // that needs an external function nobody provides is refused
             // here, naming it, before anything runs.)
-            let module = unsafe { MlirModule::load(&args.module) }?;
+            let options = CompileOptions::default().with_runtime_verification(!args.no_runtime_verification);
+            let module = unsafe { MlirModule::load_with(&args.module, &options) }?;
             let externals = module.library().externals();
             if !externals.is_empty() {
                 eprintln!("fnabi: {} externals: {externals}", args.module.display());

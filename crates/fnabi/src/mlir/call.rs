@@ -32,7 +32,7 @@
 
 use super::MlirError;
 use super::program::{Program, StepKind, bind_dense};
-use super::signature::{FuncDecl, parse_functions};
+use super::signature::{FuncDecl, parse_functions, scan_functions};
 use super::trampoline::{self, Frame, Loc, ReturnReg};
 use super::types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};
 use crate::array::Array;
@@ -308,6 +308,8 @@ struct LibInner {
     lib: libloading::Library,
     path: PathBuf,
     decls: Vec<FuncDecl>,
+    /// Functions of the source whose headers fnabi cannot type, with why.
+    skipped: Vec<(String, String)>,
     /// The library's loaded segments (memory that must never be freed).
     image: OnceLock<Vec<(usize, usize)>>,
     /// What its external functions are bound to (host functions, runtime
@@ -381,15 +383,41 @@ impl MlirLibrary {
     /// # Safety
     /// As for [`compile`](MlirLibrary::compile).
     pub unsafe fn compile_with_host(mlir_source: &str, host: &super::HostFunctions) -> Result<MlirLibrary, Error> {
+        // SAFETY: forwarded to the caller.
+        unsafe { Self::compile_with_options(mlir_source, host, &super::CompileOptions::default()) }
+    }
+
+    /// Compiles `mlir_source` with `options` (runtime verification, the
+    /// source file's name), its external functions bound to `host`
+    /// functions or MLIR's runtime utilities, and loads the result.
+    ///
+    /// Tensor-level functions are typed by the memrefs bufferization gives
+    /// them (see [`scan_functions`]); their tensor arguments are read-only
+    /// (the bufferized code copies before writing), and a result that is an
+    /// argument (or a view of one) comes back sharing it. A function whose
+    /// header has a type that does not cross the C interface (`vector<…>`)
+    /// is compiled but cannot be called: [`function`](MlirLibrary::function)
+    /// says why.
+    ///
+    /// # Safety
+    /// As for [`compile`](MlirLibrary::compile).
+    pub unsafe fn compile_with_options(
+        mlir_source: &str,
+        host: &super::HostFunctions,
+        options: &super::CompileOptions,
+    ) -> Result<MlirLibrary, Error> {
         let compiler = super::Compiler::new()?;
         let runtime = super::RuntimeUtils::for_toolchain(compiler.toolchain())?;
-        let decls = parse_functions(mlir_source)?;
-        let mut externals = super::Externals::resolve(&decls, host, &runtime)?;
-        let so = compiler.compile_with(mlir_source, &externals.link_inputs(&runtime))?;
+        let scanned = scan_functions(mlir_source)?;
+        let source = scanned.read_only_source(mlir_source);
+        let mut externals = super::Externals::resolve(&scanned.decls, host, &runtime)?;
+        let so = compiler.compile_with_options(&source, &externals.link_inputs(&runtime), options)?;
         externals.mark_references(&so)?;
         externals.check()?;
+        let skipped = scanned.skipped.into_iter().map(|(name, e)| (name, e.to_string())).collect();
         // SAFETY: compiled from this source just now; the rest is the caller's.
-        unsafe { super::host::load(&so, decls, host) }
+        let lib = unsafe { super::host::load(&so, scanned.decls, host) }?;
+        Ok(lib.with_skipped(skipped))
     }
 
     /// Loads a shared library whose external functions (host slots, from
@@ -420,7 +448,17 @@ impl MlirLibrary {
         decls: Vec<FuncDecl>,
         host: Option<Arc<super::host::Binding>>,
     ) -> MlirLibrary {
-        MlirLibrary { inner: Arc::new(LibInner { lib, path, decls, image: OnceLock::new(), host }) }
+        MlirLibrary {
+            inner: Arc::new(LibInner { lib, path, decls, skipped: Vec::new(), image: OnceLock::new(), host }),
+        }
+    }
+
+    /// Records the functions of the source that cannot be called, with why.
+    fn with_skipped(mut self, skipped: Vec<(String, String)>) -> MlirLibrary {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.skipped = skipped;
+        }
+        self
     }
 
     /// Its external functions and who provides each (empty for a library
@@ -445,6 +483,9 @@ impl MlirLibrary {
 
     /// The function `name`, typed by the source's `func.func @name` header.
     pub fn function(&self, name: &str) -> Result<MlirFunction, Error> {
+        if let Some((_, why)) = self.inner.skipped.iter().find(|(n, _)| n == name) {
+            return Err(MlirError::NotFound(format!("@{name} cannot be called from the host: {why}")).into());
+        }
         let decl = self.inner.decls.iter().find(|d| d.name == name).ok_or_else(|| {
             let names: Vec<&str> = self.inner.decls.iter().map(|d| d.name.as_str()).collect();
             MlirError::NotFound(if self.inner.decls.is_empty() {

@@ -926,9 +926,14 @@ fn open_native(path: &Path) -> Result<libloading::Library, Error> {
     let abs = if path.components().count() == 1 { Path::new(".").join(path) } else { path.to_path_buf() };
     // RTLD_NOW: a function nobody provides fails the load, naming it, rather
     // than the first call that reaches it.
+    // A module that runs async tasks is never unloaded: MLIR's async
+    // runtime's worker threads may still be finishing a task's coroutine
+    // (its code is in the module) after the awaited value is ready.
+    #[cfg(unix)]
+    let keep = if uses_async_runtime(path) { libc::RTLD_NODELETE } else { 0 };
     #[cfg(unix)]
     // SAFETY: the caller of `load` accepts running the library's initialisers.
-    let lib = unsafe { libloading::os::unix::Library::open(Some(&abs), libc::RTLD_NOW | libc::RTLD_LOCAL) }
+    let lib = unsafe { libloading::os::unix::Library::open(Some(&abs), libc::RTLD_NOW | libc::RTLD_LOCAL | keep) }
         .map(libloading::Library::from);
     #[cfg(not(unix))]
     // SAFETY: as above.
@@ -1037,6 +1042,29 @@ fn private_copy(path: &Path) -> Result<PathBuf, Error> {
     Err(load_error(path, "cannot copy it to load a second, separately bound instance"))
 }
 
+/// The names of the functions the library at `path` needs from elsewhere
+/// (empty when it cannot be read).
+fn undefined_functions(path: &Path) -> Vec<String> {
+    let Ok(bytes) = std::fs::read(path) else { return Vec::new() };
+    let Ok(elf) = crate::elf::ElfFile::parse(&bytes) else { return Vec::new() };
+    elf.undefined_functions().map(|u| u.into_iter().map(str::to_owned).collect()).unwrap_or_default()
+}
+
+/// True when the library at `path` calls MLIR's async runtime.
+fn uses_async_runtime(path: &Path) -> bool {
+    undefined_functions(path).iter().any(|n| n.starts_with("mlirAsyncRuntime"))
+}
+
+/// True when the library at `path` calls C stdio or MLIR's printing
+/// utilities (an undefined `print…`, `puts`, `putchar`, `printf`, `fputs`,
+/// `fwrite`); false when it cannot be read.
+fn prints_through_c_stdio(path: &Path) -> bool {
+    undefined_functions(path).iter().any(|n| {
+        let n = n.strip_prefix(crate::elf::CIFACE_PREFIX).unwrap_or(n);
+        n.starts_with("print") || matches!(n, "puts" | "putchar" | "fputs" | "fwrite")
+    })
+}
+
 /// Loads a shared library of MLIR code and binds its host slots to `host`.
 ///
 /// # Safety
@@ -1045,7 +1073,12 @@ pub(crate) unsafe fn load(path: &Path, decls: Vec<FuncDecl>, host: &HostFunction
     let _guard = LOAD.lock().unwrap_or_else(|p| p.into_inner());
     let mut lib = open_native(path)?;
     let Some(mut t) = table(&lib) else {
-        return Ok(MlirLibrary::from_parts(lib, path.to_path_buf(), decls, None));
+        // No glue, but the lowering itself may print (`vector.print` calls
+        // the runtime utilities' `printF32`, …): C's stdio is then flushed
+        // around calls, as for glue that binds runtime utilities.
+        let binding = prints_through_c_stdio(path)
+            .then(|| Arc::new(Binding { slots: Vec::new(), externals: Externals::default(), flush_stdio: true }));
+        return Ok(MlirLibrary::from_parts(lib, path.to_path_buf(), decls, binding));
     };
     // SAFETY: a table exported under fnabi's symbol by fnabi's glue.
     let (flags, items) = unsafe { read_table(path, t) }?;

@@ -36,12 +36,14 @@ mod trampoline;
 pub mod types;
 
 pub use call::{Arg, BoundCall, MlirFunction, MlirLibrary, PreparedCall, Results, Scalar};
-pub use compile::{Compiler, LinkInputs, Toolchain};
+pub use compile::{CompileOptions, Compiler, LinkInputs, Toolchain};
 pub use externals::{External, Externals, Provider};
 pub use host::{HostArgs, HostError, HostFunctions, HostPanic, HostResult};
 pub use module::{MlirBackend, MlirModule};
 pub use runtime_utils::RuntimeUtils;
-pub use signature::{AttrValue, FuncDecl, Visibility, find_function, parse_functions};
+pub use signature::{
+    AttrValue, FuncDecl, ScannedFunctions, Visibility, find_function, parse_functions, scan_functions,
+};
 pub use types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};
 
 /// What can go wrong reading, compiling, loading or calling MLIR code.

@@ -26,6 +26,7 @@
 //!   none → `None`, one → the value, several → a tuple.
 
 use super::call::{Arg, MlirFunction, MlirLibrary, PreparedCall, Returned};
+use super::compile::CompileOptions;
 use super::types::{FunctionType, MlirType};
 use super::{MlirError, signature::Visibility};
 use crate::array::Array;
@@ -55,12 +56,24 @@ impl MlirModule {
     /// Loading runs the library's initialisers and calls run its code: see
     /// [`MlirLibrary::open`].
     pub unsafe fn load(path: impl AsRef<Path>) -> Result<MlirModule, Error> {
+        // SAFETY: forwarded to the caller.
+        unsafe { MlirModule::load_with(path, &CompileOptions::default()) }
+    }
+
+    /// Loads `path` as [`load`](MlirModule::load) does, compiling a `.mlir`
+    /// file with `options` (runtime verification; errors and runtime
+    /// messages name the file).
+    ///
+    /// # Safety
+    /// As for [`load`](MlirModule::load).
+    pub unsafe fn load_with(path: impl AsRef<Path>, options: &CompileOptions) -> Result<MlirModule, Error> {
         let path = path.as_ref();
         if path.extension().is_some_and(|e| e == "mlir") {
             let src = std::fs::read_to_string(path)
                 .map_err(|e| MlirError::io(format!("cannot read {}", path.display()), e))?;
+            let options = options.clone().with_source_path(path);
             // SAFETY: forwarded to the caller.
-            unsafe { MlirModule::compile(&src) }
+            unsafe { MlirModule::compile_with(&src, &options) }
         } else {
             // SAFETY: forwarded to the caller.
             Ok(MlirModule { lib: unsafe { MlirLibrary::open(path) }? })
@@ -74,6 +87,16 @@ impl MlirModule {
     pub unsafe fn compile(source: &str) -> Result<MlirModule, Error> {
         // SAFETY: forwarded to the caller.
         Ok(MlirModule { lib: unsafe { MlirLibrary::compile(source) }? })
+    }
+
+    /// Compiles MLIR source text with `options` (cached) and loads it.
+    ///
+    /// # Safety
+    /// As for [`MlirLibrary::compile`].
+    pub unsafe fn compile_with(source: &str, options: &CompileOptions) -> Result<MlirModule, Error> {
+        let host = super::HostFunctions::new();
+        // SAFETY: forwarded to the caller.
+        Ok(MlirModule { lib: unsafe { MlirLibrary::compile_with_options(source, &host, options) }? })
     }
 
     /// A module over an already loaded library.
