@@ -17,6 +17,7 @@
 //! | MLIR | raw | why |
 //! | --- | --- | --- |
 //! | `memref<4x?xf32>` (any layout) | `Buffer<float32[4x?]>` | the layout is a calling detail, handled by the descriptor |
+//! | `tensor<4x?xf32>` | `Buffer<float32[4x?]>` | the pipeline bufferizes it to `memref<4x?xf32>` (identity layout at function boundaries) |
 //! | `f16 bf16 f32 f64 i8…i64 si8…si64 ui8…ui64` | the scalar of that type | signless `iN` reads as signed |
 //! | `index` | `sint64` | the raw ABI has no pointer-sized integer; fnabi supports 64-bit hosts only |
 //! | `i1`, `memref<…xi1>` | `Unrecognized<?>` | the raw ABI has no boolean; fnabi still passes them (as `bool`) |

@@ -6,9 +6,11 @@
 //! in MLIR's custom syntax (skipping strings and `//` comments), reads each
 //! header, and skips the body by matching braces (strings and comments
 //! inside are respected). Types are the ones that cross a `_mlir_ciface_`
-//! boundary (see [`MlirType`]); anything else — a `tensor`, a `vector`, an
-//! `affine_map` layout, a memory space other than 0, a generic-form op — is
-//! an [`MlirError::Syntax`] with its line and column, never a guess.
+//! boundary (see [`MlirType`]); a `tensor<…>` reads as the identity-layout
+//! memref that fnabi's pipeline bufferizes it to. Anything else — a
+//! `vector`, an `affine_map` layout, a memory space other than 0, a sparse
+//! tensor encoding — is an [`MlirError::Syntax`] with its line and column,
+//! never a guess ([`scan_functions`] leaves such functions out instead).
 //!
 //! ```
 //! use fnabi::mlir::{parse_functions, Visibility};
@@ -1060,6 +1062,40 @@ module attributes { x = "func.func @in_string" } {
         assert!(err(&deep).2.contains("nest deeper"));
         let deep = format!("func.func @f() attributes {}", "{a = ".repeat(MAX_NESTING + 1));
         assert!(err(&deep).2.contains("nest deeper"));
+    }
+
+    #[test]
+    fn tensors_read_as_their_bufferized_memrefs() {
+        let t: FunctionType = "(tensor<?x4xf32>, tensor<i1>, tensor<*xf16>, f32) -> tensor<2xbf16>".parse().unwrap();
+        assert_eq!(t.to_string(), "(memref<?x4xf32>, memref<i1>, memref<*xf16>, f32) -> (memref<2xbf16>)");
+        assert_eq!(
+            err("func.func @f(%a: tensor<4xf32, #sparse>)").2,
+            "tensor encodings (sparse tensors, …) are not supported"
+        );
+        assert_eq!(err("func.func @f(%a: tensor<4xf7>)").2, "unsupported tensor element type `f7`");
+    }
+
+    #[test]
+    fn lenient_scan_skips_untypable_functions_and_marks_tensor_arguments_read_only() {
+        let src = "func.func @v(%a: vector<4xf32>) -> vector<4xf32> {\n  return %a : vector<4xf32>\n}\n\
+                   func.func @t(%a: tensor<4xf32>, %b: tensor<?xi8> {foo}, %c: tensor<2xf32> {}, \
+                   %d: tensor<2xf32> {bufferization.writable = true}, %s: f32) -> tensor<4xf32> { }\n\
+                   func.func private @p(%a: tensor<4xf32>) { }\n\
+                   func.func @decl(tensor<4xf32>)\n";
+        assert!(parse_functions(src).is_err());
+        let s = scan_functions(src).unwrap();
+        let names: Vec<&str> = s.decls.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["t", "p", "decl"]);
+        assert_eq!(s.skipped.len(), 1);
+        assert_eq!(s.skipped[0].0, "v");
+        assert!(s.skipped[0].1.to_string().contains("unsupported type `vector`"));
+        let out = s.read_only_source(src);
+        assert!(out.contains(
+            "@t(%a: tensor<4xf32> {bufferization.writable = false}, %b: tensor<?xi8> {bufferization.writable = false, foo}, \
+             %c: tensor<2xf32> {bufferization.writable = false}, %d: tensor<2xf32> {bufferization.writable = true}, %s: f32)"
+        ), "{out}");
+        assert!(out.contains("@p(%a: tensor<4xf32>)") && out.contains("@decl(tensor<4xf32>)"), "{out}");
+        assert_eq!(out.lines().count(), src.lines().count());
     }
 
     #[test]
