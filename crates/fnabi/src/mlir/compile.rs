@@ -39,16 +39,17 @@ use std::sync::OnceLock;
 /// The MLIR/LLVM versions fnabi uses, preferred first.
 pub const VERSIONS: [u32; 2] = [22, 19];
 
-/// The `mlir-opt` passes of the default pipeline, in order: tensor-level
-/// code is bufferized (function boundaries included, with identity layouts
+/// The `mlir-opt` passes of the default pipeline, in order: elementwise
+/// arith/math ops on tensors become linalg, tensor-level code is bufferized (function boundaries included, with identity layouts
 /// there so that arguments and results are plain memrefs; no deallocation
 /// pipeline: results are returned to the caller, who frees them), linalg
 /// becomes loops, affine, vector, math, complex, ub and async are lowered,
 /// then memref/arith/index/cf/func are finalized to the LLVM dialect.
 /// [`front_passes`] adds what a module asks for in front of it (a
 /// transform-dialect schedule, runtime verification).
-pub const PIPELINE: [&str; 27] = [
+pub const PIPELINE: [&str; 28] = [
     "--llvm-request-c-wrappers",
+    "--convert-elementwise-to-linalg",
     "--one-shot-bufferize=bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map",
     "--convert-bufferization-to-memref",
     "--convert-linalg-to-loops",
