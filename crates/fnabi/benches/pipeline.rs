@@ -4,6 +4,8 @@
 //! - `compile/mlp_cold`: `examples/mlp.mlir` compiled into an empty cache
 //!   (every tool of the pipeline runs); `compile/mlp_warm`: the same source
 //!   found in the cache (hash, key comparison, no tool).
+//! - `compile/funcs1500_cold` and `_warm`: the same for a generated module of
+//!   1,500 small tensor-level functions (a large module's compile time).
 //! - `matmul512/default`: a tensor-level 512×512×512 f32 `linalg.matmul`
 //!   compiled by the default pipeline (linalg → loops; LLVM `-O2` does the
 //!   rest), called through [`fnabi::Function`]; criterion's throughput is in
@@ -28,6 +30,31 @@ const MATMUL: &str = "func.func @matmul(%a: tensor<512x512xf32>, %b: tensor<512x
 }
 ";
 
+/// A module of `n` tensor-level functions, each `x * k + y` over `tensor<?xf32>`.
+fn many_functions(n: usize) -> String {
+    let mut s = String::new();
+    for i in 0..n {
+        s.push_str(&format!(
+            "func.func @f{i}(%x: tensor<?xf32>, %y: tensor<?xf32>) -> tensor<?xf32> {{
+  %c0 = arith.constant 0 : index
+  %k = arith.constant {i}.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?xf32>
+  %e = tensor.empty(%n) : tensor<?xf32>
+  %r = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = [\"parallel\"]}} ins(%x, %y : tensor<?xf32>, tensor<?xf32>) outs(%e : tensor<?xf32>) {{
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %k : f32
+    %s = arith.addf %m, %b : f32
+    linalg.yield %s : f32
+  }} -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}}
+"
+        ));
+    }
+    s
+}
+
 fn bench(c: &mut Criterion) {
     let mlp = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/mlp.mlir")).unwrap();
     let compiler = Compiler::new().unwrap();
@@ -45,6 +72,16 @@ fn bench(c: &mut Criterion) {
     let warm = Compiler::with(compiler.toolchain().clone(), root.join("warm"));
     warm.compile(&mlp).unwrap();
     g.bench_function("mlp_warm", |b| b.iter(|| black_box(warm.compile_with(&mlp, &LinkInputs::default()).unwrap())));
+    let many = many_functions(1500);
+    g.bench_function("funcs1500_cold", |b| {
+        b.iter(|| {
+            n += 1;
+            let cold = Compiler::with(compiler.toolchain().clone(), root.join(format!("cold{n}")));
+            black_box(cold.compile(&many).unwrap())
+        })
+    });
+    warm.compile(&many).unwrap();
+    g.bench_function("funcs1500_warm", |b| b.iter(|| black_box(warm.compile(&many).unwrap())));
     g.finish();
     let _ = std::fs::remove_dir_all(&root);
 

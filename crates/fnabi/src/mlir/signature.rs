@@ -205,6 +205,9 @@ pub fn scan_functions(text: &str) -> Result<ScannedFunctions, MlirError> {
 fn scan(text: &str, lenient: bool) -> Result<ScannedFunctions, MlirError> {
     let mut c = Cursor { s: text.as_bytes(), pos: 0, tensor_args: Vec::new() };
     let mut out = ScannedFunctions::default();
+    // Lines are counted from the previous function on (not from the start
+    // for each one: a module of thousands of functions stays linear).
+    let (mut counted_to, mut line) = (0usize, 1usize);
     loop {
         c.skip_trivia();
         let Some(b) = c.peek() else { break };
@@ -217,7 +220,10 @@ fn scan(text: &str, lenient: bool) -> Result<ScannedFunctions, MlirError> {
             c.tensor_args.clear();
             match c.func_header() {
                 Ok(mut f) => {
-                    (f.line, f.column) = line_col(c.s, start);
+                    line += c.s[counted_to..start].iter().filter(|&&b| b == b'\n').count();
+                    counted_to = start;
+                    let column = c.s[..start].iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+                    (f.line, f.column) = (line, column);
                     if f.has_body && f.visibility == Visibility::Public {
                         out.read_only_edits.append(&mut c.tensor_args);
                     }
