@@ -93,7 +93,7 @@ fn bench(c: &mut Criterion) {
     for (name, verify) in [("default", false), ("runtime_verification", true)] {
         let options = CompileOptions::default().with_runtime_verification(verify);
         // SAFETY: the matmul writes only into the result it allocates.
-        let m = unsafe { MlirModule::compile_with(MATMUL, &options) }.unwrap();
+        let m = unsafe { MlirModule::compile_with_options(MATMUL, &options) }.unwrap();
         let f = m.function("matmul").unwrap();
         g.bench_function(name, |bch| {
             bch.iter(|| black_box(f.call([Value::from(a.clone()), Value::from(b.clone())]).unwrap()))

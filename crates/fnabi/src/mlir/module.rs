@@ -73,7 +73,7 @@ impl MlirModule {
                 .map_err(|e| MlirError::io(format!("cannot read {}", path.display()), e))?;
             let options = options.clone().with_source_path(path);
             // SAFETY: forwarded to the caller.
-            unsafe { MlirModule::compile_with(&src, &options) }
+            unsafe { MlirModule::compile_with_options(&src, &options) }
         } else {
             // SAFETY: forwarded to the caller.
             Ok(MlirModule { lib: unsafe { MlirLibrary::open(path) }? })
@@ -93,7 +93,7 @@ impl MlirModule {
     ///
     /// # Safety
     /// As for [`MlirLibrary::compile`].
-    pub unsafe fn compile_with(source: &str, options: &CompileOptions) -> Result<MlirModule, Error> {
+    pub unsafe fn compile_with_options(source: &str, options: &CompileOptions) -> Result<MlirModule, Error> {
         let host = super::HostFunctions::new();
         // SAFETY: forwarded to the caller.
         Ok(MlirModule { lib: unsafe { MlirLibrary::compile_with_options(source, &host, options) }? })
