@@ -135,4 +135,11 @@ module {
   func.func @same_u16(%x: tensor<?xui16>) -> tensor<?xui16> {
     return %x : tensor<?xui16>
   }
+
+  // The other element types pass through, in reverse order (each result is
+  // its argument): i16, ui8 (dynamic), ui32, ui64 (0-d).
+  func.func @reverse(%a: tensor<2xi16>, %b: tensor<?xui8>, %c: tensor<3xui32>, %d: tensor<ui64>)
+      -> (tensor<ui64>, tensor<3xui32>, tensor<?xui8>, tensor<2xi16>) {
+    return %d, %c, %b, %a : tensor<ui64>, tensor<3xui32>, tensor<?xui8>, tensor<2xi16>
+  }
 }

@@ -15,6 +15,7 @@ rng = np.random.default_rng(14)
 NAMES = {
     np.float32: "f32", np.float64: "f64", np.float16: "f16", np.int8: "i8",
     np.int32: "i32", np.int64: "i64", np.uint16: "u16", np.bool_: "bool",
+    np.int16: "i16", np.uint8: "u8", np.uint32: "u32", np.uint64: "u64",
 }
 
 
@@ -77,6 +78,12 @@ case("tensors.mlir", "bytes_to_bf16", [arr(x)],
 
 x = np.array([0, 7, 65535], dtype=np.uint16)
 case("tensors.mlir", "same_u16", [arr(x)], [arr(x)])
+
+a = np.array([-32768, 32767], dtype=np.int16)
+b = np.array([0, 255, 7], dtype=np.uint8)
+c = np.array([0, 4294967295, 12345], dtype=np.uint32)
+d = np.array(18446744073709551615, dtype=np.uint64)
+case("tensors.mlir", "reverse", [arr(a), arr(b), arr(c), arr(d)], [arr(d), arr(c), arr(b), arr(a)])
 
 a = rng.integers(-3, 4, (6, 5)).astype(np.float32)
 b = rng.integers(-3, 4, (5, 4)).astype(np.float32)
