@@ -10,11 +10,11 @@ cargo test --workspace --all-targets --locked
 cargo test --workspace --doc --locked
 # The calls into compiled MLIR code, under valgrind: no memory errors and
 # nothing definitely lost (callee-allocated results must be freed once).
-for t in mlir_call mlir_function mlir_host; do
+for t in mlir_call mlir_function mlir_host mlir_tensor mlir_dialects; do
   bin=$(cargo test -p fnabi --test "$t" --locked --no-run --message-format=json 2>/dev/null \
     | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
   [ -n "$bin" ] || { echo "fnabi: could not locate the $t test binary" >&2; exit 1; }
-  valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-possibly-lost=no --quiet \
+  valgrind --suppressions=scripts/valgrind.supp --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-possibly-lost=no --quiet \
     "$bin" --test-threads=2 --quiet
 done
 # The fuzz targets are a separate crate (cargo-fuzz layout): make sure they build.

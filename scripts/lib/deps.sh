@@ -45,15 +45,17 @@ install_mlir_tools() {
 }
 
 # MLIR's runtime utilities (libmlir_c_runner_utils, libmlir_runner_utils:
-# printMemrefF32 & co.) of the installed tools' version: package libmlir-N
-# (a dependency of mlir-22-tools, a separate package for 19).
+# printMemrefF32 & co.) and async runtime (libmlir_async_runtime, for modules
+# with async ops) of the installed tools' version: package libmlir-N (a
+# dependency of mlir-22-tools, a separate package for 19).
 install_mlir_runtime_libs() {
   local v
   for v in 22 19; do
     command -v "mlir-opt-$v" >/dev/null || continue
     local dir
     dir=$("llvm-config-$v" --libdir)
-    if ls "$dir"/libmlir_c_runner_utils.so* >/dev/null 2>&1 && ls "$dir"/libmlir_runner_utils.so* >/dev/null 2>&1; then
+    if ls "$dir"/libmlir_c_runner_utils.so* >/dev/null 2>&1 && ls "$dir"/libmlir_runner_utils.so* >/dev/null 2>&1 \
+      && ls "$dir"/libmlir_async_runtime.so* >/dev/null 2>&1; then
       return 0
     fi
     apt_install "libmlir-$v"

@@ -16,7 +16,7 @@
 
 use crate::CliError;
 use clap::Args;
-use fnabi::mlir::MlirModule;
+use fnabi::mlir::{CompileOptions, MlirModule};
 use fnabi::structure::{IndexPath, PathKey};
 use fnabi::{Array, Dict, Function, Value};
 use std::collections::HashMap;
@@ -75,6 +75,11 @@ pub struct RunArgs {
     /// Also save every result array as `DIR/<path>.npy`.
     #[arg(long, value_name = "DIR")]
     npy_dir: Option<PathBuf>,
+    /// Compile a `.mlir` module without MLIR's runtime op verification
+    /// (which otherwise reports out-of-bounds accesses and mismatched
+    /// shapes, and aborts, instead of corrupting memory).
+    #[arg(long)]
+    no_runtime_verification: bool,
     /// The IREE device that runs a `.vmfb` module.
     #[arg(long, default_value = "local-sync")]
     device: String,
@@ -160,19 +165,20 @@ fn load_function(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliE
     if kind == ModuleKind::Vmfb {
         return load_vmfb(args, source);
     }
+    let options = CompileOptions::default().with_runtime_verification(!args.no_runtime_verification);
     let module = match source {
         // SAFETY: running a module's code is what `fnabi run` is for;
         // the user vouches for the module and its signature. (A module
         // that needs an external function nobody provides is refused
         // here, naming it, before anything runs.)
-        ModuleSource::File(p) => unsafe { MlirModule::load(p) }?,
+        ModuleSource::File(p) => unsafe { MlirModule::load_with(p, &options) }?,
         ModuleSource::Stdin(_) if kind == ModuleKind::SharedLibrary => {
             return Err(CliError("a shared library cannot be read from stdin: give its path".into()));
         }
         ModuleSource::Stdin(bytes) => {
             let text = std::str::from_utf8(bytes).map_err(|e| CliError(format!("<stdin> is not MLIR text: {e}")))?;
             // SAFETY: as above.
-            unsafe { MlirModule::compile(text) }?
+            unsafe { MlirModule::compile_with_options(text, &options) }?
         }
     };
     let externals = module.library().externals();

@@ -57,6 +57,8 @@ struct LibInner {
     lib: libloading::Library,
     path: PathBuf,
     decls: Vec<FuncDecl>,
+    /// Functions of the source whose headers fnabi cannot type, with why.
+    skipped: Vec<(String, String)>,
     /// The library's loaded segments (memory that must never be freed).
     image: OnceLock<Vec<(usize, usize)>>,
     /// What its external functions are bound to (host functions, runtime
@@ -90,7 +92,25 @@ impl MlirLibrary {
         host: Option<Arc<Binding>>,
         externals: Externals,
     ) -> MlirLibrary {
-        MlirLibrary { inner: Arc::new(LibInner { lib, path, decls, image: OnceLock::new(), host, externals }) }
+        MlirLibrary {
+            inner: Arc::new(LibInner {
+                lib,
+                path,
+                decls,
+                skipped: Vec::new(),
+                image: OnceLock::new(),
+                host,
+                externals,
+            }),
+        }
+    }
+
+    /// Records the functions of the source that cannot be called, with why.
+    pub(crate) fn with_skipped(mut self, skipped: Vec<(String, String)>) -> MlirLibrary {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.skipped = skipped;
+        }
+        self
     }
 
     /// Its external functions and who provides each (empty for a library
@@ -111,6 +131,12 @@ impl MlirLibrary {
 
     /// The function `name`, typed by the source's `func.func @name` header.
     pub fn function(&self, name: &str) -> Result<MlirFunction, Error> {
+        if let Some((_, why)) = self.inner.skipped.iter().find(|(n, _)| n == name) {
+            return Err(MlirError::NotFound(format!("@{name} cannot be called from the host: {why}")).into());
+        }
+        if let Some((_, why)) = self.inner.skipped.iter().find(|(n, _)| n == name) {
+            return Err(MlirError::NotFound(format!("@{name} cannot be called from the host: {why}")).into());
+        }
         let decl = self.inner.decls.iter().find(|d| d.name == name).ok_or_else(|| {
             let names: Vec<&str> = self.inner.decls.iter().map(|d| d.name.as_str()).collect();
             MlirError::NotFound(if self.inner.decls.is_empty() {

@@ -39,20 +39,107 @@ use std::sync::OnceLock;
 /// The MLIR/LLVM versions fnabi uses, preferred first.
 pub const VERSIONS: [u32; 2] = [22, 19];
 
-/// The `mlir-opt` passes, in order.
-pub const PIPELINE: [&str; 11] = [
+/// The `mlir-opt` passes of the default pipeline, in order: elementwise
+/// arith/math ops on tensors become linalg, tensor-level code is bufferized (function boundaries included, with identity layouts
+/// there so that arguments and results are plain memrefs; no deallocation
+/// pipeline: results are returned to the caller, who frees them), linalg
+/// becomes loops, affine, vector, math, complex, ub and async are lowered,
+/// then memref/arith/index/cf/func are finalized to the LLVM dialect.
+/// [`front_passes`] adds what a module asks for in front of it (a
+/// transform-dialect schedule, runtime verification).
+pub const PIPELINE: [&str; 28] = [
     "--llvm-request-c-wrappers",
+    "--convert-elementwise-to-linalg",
+    "--one-shot-bufferize=bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map",
+    "--convert-bufferization-to-memref",
     "--convert-linalg-to-loops",
-    "--expand-strided-metadata",
-    "--convert-scf-to-cf",
-    "--convert-cf-to-llvm",
+    "--async-to-async-runtime",
+    "--async-runtime-ref-counting",
+    "--async-runtime-ref-counting-opt",
+    "--convert-vector-to-scf",
+    "--lower-affine",
+    "--arith-expand=include-bf16 include-f8e8m0 include-f4e2m1",
+    "--convert-complex-to-standard",
     "--convert-math-to-llvm",
+    "--convert-math-to-libm",
+    "--convert-scf-to-cf",
+    "--expand-strided-metadata",
+    "--lower-affine",
+    "--convert-async-to-llvm",
+    "--convert-vector-to-llvm",
+    "--convert-ub-to-llvm",
+    "--convert-complex-to-llvm",
     "--finalize-memref-to-llvm",
     "--convert-arith-to-llvm",
     "--convert-index-to-llvm",
+    "--convert-cf-to-llvm",
     "--convert-func-to-llvm",
+    "--convert-to-llvm",
     "--reconcile-unrealized-casts",
 ];
+
+/// The passes that run before [`PIPELINE`] for `source` with `options`: a
+/// module that carries a transform-dialect schedule
+/// (`transform.named_sequence @__transform_main`) has it applied by the
+/// transform interpreter and then erased; runtime verification
+/// instruments the user's ops while they are still the user's.
+pub fn front_passes(source: &str, options: &CompileOptions) -> Vec<&'static str> {
+    let mut passes = Vec::new();
+    if source.contains("@__transform_main") && source.contains("transform.named_sequence") {
+        passes.extend(["--transform-interpreter", "--test-transform-dialect-erase-schedule"]);
+    }
+    if options.runtime_verification {
+        passes.push("--generate-runtime-verification");
+    }
+    passes
+}
+
+/// How a module is compiled, besides the default pipeline.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CompileOptions {
+    /// Instrument the module with MLIR's runtime op verification
+    /// (`--generate-runtime-verification`): an out-of-bounds access or a
+    /// mismatched shape prints `ERROR: Runtime op verification failed …`
+    /// (with the op and its source line) on stderr and aborts the process,
+    /// instead of corrupting memory. Off by default (it costs checks in
+    /// inner loops); `fnabi run` turns it on.
+    pub runtime_verification: bool,
+    /// The file the source was read from: tool errors and runtime
+    /// messages name it (its file name) rather than a temporary file.
+    pub source_path: Option<PathBuf>,
+}
+
+impl CompileOptions {
+    /// Options with runtime verification on or off.
+    pub fn with_runtime_verification(mut self, on: bool) -> Self {
+        self.runtime_verification = on;
+        self
+    }
+
+    /// Options naming the source file.
+    pub fn with_source_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.source_path = Some(path.into());
+        self
+    }
+
+    /// The name the source has in the compile directory (and so in
+    /// locations): the source file's name when it is a plain `.mlir` name,
+    /// else `input.mlir`.
+    fn input_name(&self) -> String {
+        self.source_path
+            .as_deref()
+            .and_then(Path::file_name)
+            .and_then(OsStr::to_str)
+            .filter(|n| {
+                n.ends_with(".mlir")
+                    && n.len() > 5
+                    && !n.starts_with('-')
+                    && n.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+                    && !matches!(*n, "lowered.mlir")
+            })
+            .map_or_else(|| "input.mlir".to_owned(), str::to_owned)
+    }
+}
 
 /// The Debian packages that provide the tools.
 pub const PACKAGES_HINT: &str =
@@ -233,7 +320,7 @@ impl Compiler {
     /// Everything the compiled code depends on, as one text. Link inputs
     /// (when there are any) come before the source, the glue with its
     /// length, so no two inputs give the same text.
-    fn key_text(&self, source: &str, link: &LinkInputs) -> String {
+    fn key_text(&self, source: &str, link: &LinkInputs, options: &CompileOptions) -> String {
         let mut extra = String::new();
         for lib in &link.libraries {
             extra.push_str(&format!("link {}\n", lib.display()));
@@ -242,16 +329,19 @@ impl Compiler {
             extra.push_str(&format!("glue {}\n{glue}\n", glue.len()));
         }
         format!(
-            "fnabi-mlir-cache v1\nversion {}\ntriple {}\npipeline {}\n{extra}\n{source}",
+            "fnabi-mlir-cache v2\nversion {}\ntriple {}\ninput {}\npipeline {} {}\n{extra}\n{source}",
             self.tools.full_version,
             self.tools.triple,
+            options.input_name(),
+            front_passes(source, options).join(" "),
             PIPELINE.join(" ")
         )
     }
 
     /// The cache key of `source`: 32 hex digits.
     pub fn cache_key(&self, source: &str) -> String {
-        format!("{:032x}", fnv1a_128(self.key_text(source, &LinkInputs::default()).as_bytes()))
+        let key = self.key_text(source, &LinkInputs::default(), &CompileOptions::default());
+        format!("{:032x}", fnv1a_128(key.as_bytes()))
     }
 
     /// The shared library compiled from `source` (from the cache when there).
@@ -260,12 +350,28 @@ impl Compiler {
     }
 
     /// The shared library compiled from `source` and linked with `link`
-    /// (from the cache when there): the C glue is compiled with
+    /// (from the cache when there), with the default options.
+    pub fn compile_with(&self, source: &str, link: &LinkInputs) -> Result<PathBuf, Error> {
+        self.compile_with_options(source, link, &CompileOptions::default())
+    }
+
+    /// The shared library compiled from `source` with `options` and linked
+    /// with `link` (from the cache when there): the C glue is compiled with
     /// `cc -O2 -fPIC -c`, the libraries are linked `--as-needed` (a
     /// dependency only when the module uses one of their functions) with an
-    /// rpath to their directories.
-    pub fn compile_with(&self, source: &str, link: &LinkInputs) -> Result<PathBuf, Error> {
-        let key_text = self.key_text(source, link);
+    /// rpath to their directories; MLIR's async runtime is linked the same
+    /// way when the lowered module calls it.
+    ///
+    /// A failure names what the user can act on: the op, the source file
+    /// and line, and the pass that refused it (or the dialect that no pass
+    /// of the pipeline lowered).
+    pub fn compile_with_options(
+        &self,
+        source: &str,
+        link: &LinkInputs,
+        options: &CompileOptions,
+    ) -> Result<PathBuf, Error> {
+        let key_text = self.key_text(source, link, options);
         let key = format!("{:032x}", fnv1a_128(key_text.as_bytes()));
         let dir = self.cache_dir.join("mlir");
         let so = dir.join(format!("lib{key}.so"));
@@ -277,16 +383,29 @@ impl Compiler {
         let tmp = TempDir::new(&dir, &key)?;
         let t = &self.tools;
         let p = |name: &str| tmp.0.join(name);
-        std::fs::write(p("input.mlir"), source).map_err(|e| MlirError::io("writing input.mlir", e))?;
-        let mut args: Vec<&OsStr> = vec![OsStr::new("input.mlir")];
-        args.extend(PIPELINE.iter().map(OsStr::new));
-        args.extend([OsStr::new("-o"), OsStr::new("lowered.mlir")]);
-        run_capture(&t.mlir_opt, &args, Some(&tmp.0))?;
+        let input = options.input_name();
+        std::fs::write(p(&input), source).map_err(|e| MlirError::io(format!("writing {input}"), e))?;
+        let front = front_passes(source, options);
+        let mut args: Vec<&OsStr> = vec![OsStr::new(&input)];
+        args.extend(front.iter().map(OsStr::new));
+        // MLIR 19's arith-expand has no small-float options.
+        args.extend(
+            PIPELINE
+                .iter()
+                .map(|p| if t.version < 22 && p.starts_with("--arith-expand=") { "--arith-expand" } else { p })
+                .map(OsStr::new),
+        );
+        // Locations travel to the LLVM dialect so that a translation error
+        // still names the user's line; a failing pass names itself.
+        args.extend(["--mlir-print-debuginfo", "--mlir-print-ir-after-failure", "-o", "lowered.mlir"].map(OsStr::new));
+        run_capture(&t.mlir_opt, &args, Some(&tmp.0)).map_err(|e| pipeline_error(e, options))?;
         run_capture(
             &t.mlir_translate,
             &["--mlir-to-llvmir", "lowered.mlir", "-o", "module.ll"].map(OsStr::new),
             Some(&tmp.0),
-        )?;
+        )
+        .map_err(|e| pipeline_error(e, options))?;
+        let lowered = std::fs::read_to_string(p("lowered.mlir")).unwrap_or_default();
         let triple = format!("-mtriple={}", t.triple);
         run_capture(&t.opt, &["-O2", &triple, "module.ll", "-o", "module.bc"].map(OsStr::new), Some(&tmp.0))?;
         run_capture(
@@ -295,16 +414,28 @@ impl Compiler {
             Some(&tmp.0),
         )?;
         let mut link_args: Vec<std::ffi::OsString> = ["-shared", "-o", "lib.so", "module.o"].map(Into::into).to_vec();
-        if let Some(glue) = &link.c_glue {
-            std::fs::write(p("glue.c"), glue).map_err(|e| MlirError::io("writing glue.c", e))?;
+        let mut glue = link.c_glue.clone().unwrap_or_default();
+        if declares(&lowered, "abort") && declares(&lowered, "puts") {
+            // A failed `cf.assert` (runtime verification) prints with `puts`
+            // and aborts: the message goes to stderr, after what the module
+            // printed so far, so that it is neither lost in stdout's buffer
+            // nor mixed into the results.
+            glue.push_str(ASSERT_GLUE);
+        }
+        if !glue.is_empty() {
+            std::fs::write(p("glue.c"), &glue).map_err(|e| MlirError::io("writing glue.c", e))?;
             run_capture(&t.cc, &["-O2", "-fPIC", "-c", "glue.c", "-o", "glue.o"].map(OsStr::new), Some(&tmp.0))?;
             link_args.push("glue.o".into());
         }
-        if !link.libraries.is_empty() {
+        let mut libraries = link.libraries.clone();
+        if lowered.contains("@mlirAsyncRuntime") {
+            libraries.push(async_runtime_library(t)?);
+        }
+        if !libraries.is_empty() {
             link_args.push("-Wl,--as-needed".into());
-            link_args.extend(link.libraries.iter().map(|l| l.as_os_str().to_owned()));
+            link_args.extend(libraries.iter().map(|l| l.as_os_str().to_owned()));
             link_args.push("-Wl,--no-as-needed".into());
-            let mut dirs: Vec<&Path> = link.libraries.iter().filter_map(|l| l.parent()).collect();
+            let mut dirs: Vec<&Path> = libraries.iter().filter_map(|l| l.parent()).collect();
             dirs.dedup();
             for d in dirs {
                 let mut arg = std::ffi::OsString::from("-Wl,-rpath,");
@@ -321,6 +452,116 @@ impl Compiler {
         std::fs::rename(p("lib.so"), &so).map_err(|e| MlirError::io(format!("renaming to {}", so.display()), e))?;
         Ok(so)
     }
+}
+
+/// Replaces `cf.assert`'s `puts` inside a module (hidden, so nothing
+/// outside the module sees it): stdout is flushed, the message goes to stderr.
+const ASSERT_GLUE: &str = "\n#include <stdio.h>\n\
+__attribute__((visibility(\"hidden\"))) int puts(const char *s) {\n  \
+fflush(stdout);\n  fputs(s, stderr);\n  fputc('\\n', stderr);\n  fflush(stderr);\n  return 0;\n}\n";
+
+/// True when the LLVM-dialect text declares or defines `@name`.
+fn declares(lowered: &str, name: &str) -> bool {
+    lowered.contains(&format!("llvm.func @{name}("))
+}
+
+/// MLIR's async runtime library of the toolchain's version (package `libmlir-N`).
+fn async_runtime_library(t: &Toolchain) -> Result<PathBuf, MlirError> {
+    let versioned = std::fs::read_dir(&t.libdir)
+        .ok()
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.file_name().and_then(OsStr::to_str).is_some_and(|n| n.starts_with("libmlir_async_runtime.so")))
+        .min_by_key(|p| p.as_os_str().len());
+    versioned.ok_or_else(|| {
+        MlirError::ToolsMissing(format!(
+            "the module uses the async dialect, which needs MLIR's async runtime library \
+             (libmlir_async_runtime.so in {}): apt-get install libmlir-{}",
+            t.libdir.display(),
+            t.version
+        ))
+    })
+}
+
+/// The pass (`--convert-vector-to-llvm`) that should lower ops of `dialect`,
+/// when the pipeline has one.
+fn lowering_pass(dialect: &str) -> Option<&'static str> {
+    Some(match dialect {
+        "tensor" | "bufferization" => "one-shot-bufferize",
+        "linalg" => "convert-linalg-to-loops",
+        "affine" => "lower-affine",
+        "vector" => "convert-vector-to-llvm",
+        "scf" => "convert-scf-to-cf",
+        "cf" => "convert-cf-to-llvm",
+        "math" => "convert-math-to-llvm / convert-math-to-libm",
+        "arith" => "convert-arith-to-llvm",
+        "memref" => "finalize-memref-to-llvm",
+        "index" => "convert-index-to-llvm",
+        "func" => "convert-func-to-llvm",
+        "complex" => "convert-complex-to-llvm",
+        "ub" => "convert-ub-to-llvm",
+        "async" => "convert-async-to-llvm",
+        _ => return None,
+    })
+}
+
+/// A tool failure of the pipeline made actionable: the temporary input's
+/// name becomes the user's path, the failing pass is named (from
+/// `--mlir-print-ir-after-failure`'s header, whose IR dump is dropped), and
+/// an op that reached the translation to LLVM IR unlowered is explained.
+fn pipeline_error(e: MlirError, options: &CompileOptions) -> MlirError {
+    let MlirError::ToolFailed { tool, status, stderr } = e else { return e };
+    let mut text = String::new();
+    let mut pass = None;
+    for line in stderr.lines() {
+        if let Some(rest) = line.strip_prefix("// -----// IR Dump After ") {
+            // `ConvertVectorToLLVMPass Failed (convert-vector-to-llvm) //----- //`
+            pass = rest.split_once(" Failed (").and_then(|(_, r)| r.split_once(')')).map(|(p, _)| p.to_owned());
+            break;
+        }
+        text.push_str(line);
+        text.push('\n');
+    }
+    let input = options.input_name();
+    if let Some(path) = &options.source_path {
+        let shown = path.display().to_string();
+        text = text.replace(&format!("{input}:"), &format!("{shown}:"));
+        text = text.replace(&format!("\"{input}\""), &format!("\"{shown}\""));
+    }
+    let mut notes = Vec::new();
+    if let Some(p) = &pass {
+        notes.push(format!("the pass that failed: --{p}"));
+    }
+    for line in text.lines() {
+        let op = line
+            .split_once("LLVM Translation failed for operation: ")
+            .or_else(|| line.split_once("for dialect for op: "))
+            .map(|(_, op)| op.trim().trim_matches('\'').to_owned());
+        if let Some(op) = op {
+            let dialect = op.split('.').next().unwrap_or_default();
+            let note = match lowering_pass(dialect) {
+                Some(p) => format!(
+                    "`{op}` was left unlowered by fnabi's pipeline (its pass for {dialect} is {p}): rewrite it with ops that pass lowers"
+                ),
+                None => format!("`{op}`: fnabi's pipeline lowers no `{dialect}` ops to LLVM (host CPU code only)"),
+            };
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+        }
+    }
+    for n in notes {
+        text.push_str("note: ");
+        text.push_str(&n);
+        text.push('\n');
+    }
+    let tool = match pass {
+        Some(p) => format!("{tool} (pass --{p})"),
+        None => tool,
+    };
+    MlirError::ToolFailed { tool, status, stderr: text }
 }
 
 /// What is linked into a module's shared library besides its code.

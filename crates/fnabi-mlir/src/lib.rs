@@ -19,6 +19,7 @@
 //! | MLIR | raw | why |
 //! | --- | --- | --- |
 //! | `memref<4x?xf32>` (any layout) | `Buffer<float32[4x?]>` | the layout is a calling detail, handled by the descriptor |
+//! | `tensor<4x?xf32>` | `Buffer<float32[4x?]>` | the pipeline bufferizes it to `memref<4x?xf32>` (identity layout at function boundaries) |
 //! | `f16 bf16 f32 f64 i8…i64 si8…si64 ui8…ui64` | the scalar of that type | signless `iN` reads as signed |
 //! | `index` | `sint64` | the raw ABI has no pointer-sized integer; fnabi supports 64-bit hosts only |
 //! | `i1`, `memref<…xi1>` | `Unrecognized<?>` | the raw ABI has no boolean; fnabi still passes them (as `bool`) |
@@ -43,12 +44,14 @@ pub use fnabi_abi::mlir::{signature, types};
 
 pub use args::{Arg, Scalar};
 pub use call::{BoundCall, MlirFunction, MlirLibrary, PreparedMlirCall, Results};
-pub use compile::{Compiler, LinkInputs, Toolchain};
+pub use compile::{CompileOptions, Compiler, LinkInputs, Toolchain};
 pub use externals::{External, Externals, Provider};
 pub use host::{HostArgs, HostError, HostFunctions, HostPanic, HostResult};
 pub use module::{MlirBackend, MlirModule};
 pub use runtime_utils::RuntimeUtils;
-pub use signature::{AttrValue, FuncDecl, HeaderError, Visibility, find_function, parse_functions};
+pub use signature::{
+    AttrValue, FuncDecl, HeaderError, ScannedFunctions, Visibility, find_function, parse_functions, scan_functions,
+};
 pub use types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};
 
 /// What can go wrong reading, compiling, loading or calling MLIR code.

@@ -6,11 +6,11 @@
 
 use crate::MlirError;
 use crate::call::MlirLibrary;
-use crate::compile::Compiler;
+use crate::compile::{CompileOptions, Compiler};
 use crate::externals::{External, Externals, FLAG_RUNTIME_UTILS, Provider, TABLE_SYMBOL, TABLE_VERSION};
 use crate::host::{Binding, HostFunctions, Slot, host_entry};
 use crate::runtime_utils::RuntimeUtils;
-use fnabi_abi::mlir::signature::{FuncDecl, parse_functions};
+use fnabi_abi::mlir::signature::{FuncDecl, parse_functions, scan_functions};
 use fnabi_abi::mlir::types::{FunctionType, MlirType};
 use fnabi_core::error::Error;
 use std::ffi::{CStr, c_char, c_void};
@@ -69,15 +69,41 @@ impl MlirLibrary {
     /// # Safety
     /// As for [`compile`](MlirLibrary::compile).
     pub unsafe fn compile_with_host(mlir_source: &str, host: &HostFunctions) -> Result<MlirLibrary, Error> {
+        // SAFETY: forwarded to the caller.
+        unsafe { Self::compile_with_options(mlir_source, host, &CompileOptions::default()) }
+    }
+
+    /// Compiles `mlir_source` with `options` (runtime verification, the
+    /// source file's name), its external functions bound to `host`
+    /// functions or MLIR's runtime utilities, and loads the result.
+    ///
+    /// Tensor-level functions are typed by the memrefs bufferization gives
+    /// them (see [`scan_functions`]); their tensor arguments are read-only
+    /// (the bufferized code copies before writing), and a result that is an
+    /// argument (or a view of one) comes back sharing it. A function whose
+    /// header has a type that does not cross the C interface (`vector<…>`)
+    /// is compiled but cannot be called: [`function`](MlirLibrary::function)
+    /// says why.
+    ///
+    /// # Safety
+    /// As for [`compile`](MlirLibrary::compile).
+    pub unsafe fn compile_with_options(
+        mlir_source: &str,
+        host: &HostFunctions,
+        options: &CompileOptions,
+    ) -> Result<MlirLibrary, Error> {
         let compiler = Compiler::new()?;
         let runtime = RuntimeUtils::for_toolchain(compiler.toolchain())?;
-        let decls = parse_functions(mlir_source)?;
-        let mut externals = Externals::resolve(&decls, host, &runtime)?;
-        let so = compiler.compile_with(mlir_source, &externals.link_inputs(&runtime))?;
+        let scanned = scan_functions(mlir_source)?;
+        let source = scanned.read_only_source(mlir_source);
+        let mut externals = Externals::resolve(&scanned.decls, host, &runtime)?;
+        let so = compiler.compile_with_options(&source, &externals.link_inputs(&runtime), options)?;
         externals.mark_references(&so)?;
         externals.check()?;
+        let skipped = scanned.skipped.into_iter().map(|(name, e)| (name, e.to_string())).collect();
         // SAFETY: compiled from this source just now; the rest is the caller's.
-        unsafe { load(&so, decls, host) }
+        let lib = unsafe { load(&so, scanned.decls, host) }?;
+        Ok(lib.with_skipped(skipped))
     }
 
     /// Loads a shared library whose external functions (host slots, from
@@ -136,9 +162,14 @@ fn open_native(path: &Path) -> Result<libloading::Library, Error> {
     let abs = if path.components().count() == 1 { Path::new(".").join(path) } else { path.to_path_buf() };
     // RTLD_NOW: a function nobody provides fails the load, naming it, rather
     // than the first call that reaches it.
+    // A module that runs async tasks is never unloaded: MLIR's async
+    // runtime's worker threads may still be finishing a task's coroutine
+    // (its code is in the module) after the awaited value is ready.
+    #[cfg(unix)]
+    let keep = if uses_async_runtime(path) { libc::RTLD_NODELETE } else { 0 };
     #[cfg(unix)]
     // SAFETY: the caller of `load` accepts running the library's initialisers.
-    let lib = unsafe { libloading::os::unix::Library::open(Some(&abs), libc::RTLD_NOW | libc::RTLD_LOCAL) }
+    let lib = unsafe { libloading::os::unix::Library::open(Some(&abs), libc::RTLD_NOW | libc::RTLD_LOCAL | keep) }
         .map(libloading::Library::from);
     #[cfg(not(unix))]
     // SAFETY: as above.
@@ -247,6 +278,29 @@ fn private_copy(path: &Path) -> Result<PathBuf, Error> {
     Err(load_error(path, "cannot copy it to load a second, separately bound instance"))
 }
 
+/// The names of the functions the library at `path` needs from elsewhere
+/// (empty when it cannot be read).
+fn undefined_functions(path: &Path) -> Vec<String> {
+    let Ok(bytes) = std::fs::read(path) else { return Vec::new() };
+    let Ok(elf) = crate::elf::ElfFile::parse(&bytes) else { return Vec::new() };
+    elf.undefined_functions().map(|u| u.into_iter().map(str::to_owned).collect()).unwrap_or_default()
+}
+
+/// True when the library at `path` calls MLIR's async runtime.
+fn uses_async_runtime(path: &Path) -> bool {
+    undefined_functions(path).iter().any(|n| n.starts_with("mlirAsyncRuntime"))
+}
+
+/// True when the library at `path` calls C stdio or MLIR's printing
+/// utilities (an undefined `print…`, `puts`, `putchar`, `printf`, `fputs`,
+/// `fwrite`); false when it cannot be read.
+fn prints_through_c_stdio(path: &Path) -> bool {
+    undefined_functions(path).iter().any(|n| {
+        let n = n.strip_prefix(crate::elf::CIFACE_PREFIX).unwrap_or(n);
+        n.starts_with("print") || matches!(n, "puts" | "putchar" | "fputs" | "fwrite")
+    })
+}
+
 /// Loads a shared library of MLIR code and binds its host slots to `host`.
 ///
 /// # Safety
@@ -255,7 +309,11 @@ pub(crate) unsafe fn load(path: &Path, decls: Vec<FuncDecl>, host: &HostFunction
     let _guard = LOAD.lock().unwrap_or_else(|p| p.into_inner());
     let mut lib = open_native(path)?;
     let Some(mut t) = table(&lib) else {
-        return Ok(MlirLibrary::from_parts(lib, path.to_path_buf(), decls, None, Externals::default()));
+        // No glue, but the lowering itself may print (`vector.print` calls
+        // the runtime utilities' `printF32`, …): C's stdio is then flushed
+        // around calls, as for glue that binds runtime utilities.
+        let binding = prints_through_c_stdio(path).then(|| Arc::new(Binding { slots: Vec::new(), flush_stdio: true }));
+        return Ok(MlirLibrary::from_parts(lib, path.to_path_buf(), decls, binding, Externals::default()));
     };
     // SAFETY: a table exported under fnabi's symbol by fnabi's glue.
     let (flags, items) = unsafe { read_table(path, t) }?;

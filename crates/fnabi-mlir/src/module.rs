@@ -28,6 +28,7 @@
 use super::{MlirError, signature::Visibility};
 use crate::args::Arg;
 use crate::call::{MlirFunction, MlirLibrary, PreparedMlirCall, Returned};
+use crate::compile::CompileOptions;
 use fnabi_abi::attrs::AbiAttributes;
 use fnabi_abi::mlir::types::{FunctionType, MlirType};
 use fnabi_abi::raw::{BufferType, Dim, RawSignature, RawType};
@@ -59,12 +60,24 @@ impl MlirModule {
     /// Loading runs the library's initialisers and calls run its code: see
     /// [`MlirLibrary::open`].
     pub unsafe fn load(path: impl AsRef<Path>) -> Result<MlirModule, Error> {
+        // SAFETY: forwarded to the caller.
+        unsafe { MlirModule::load_with(path, &CompileOptions::default()) }
+    }
+
+    /// Loads `path` as [`load`](MlirModule::load) does, compiling a `.mlir`
+    /// file with `options` (runtime verification; errors and runtime
+    /// messages name the file).
+    ///
+    /// # Safety
+    /// As for [`load`](MlirModule::load).
+    pub unsafe fn load_with(path: impl AsRef<Path>, options: &CompileOptions) -> Result<MlirModule, Error> {
         let path = path.as_ref();
         if path.extension().is_some_and(|e| e == "mlir") {
             let src = std::fs::read_to_string(path)
                 .map_err(|e| MlirError::io(format!("cannot read {}", path.display()), e))?;
+            let options = options.clone().with_source_path(path);
             // SAFETY: forwarded to the caller.
-            unsafe { MlirModule::compile(&src) }
+            unsafe { MlirModule::compile_with_options(&src, &options) }
         } else {
             // SAFETY: forwarded to the caller.
             Ok(MlirModule { lib: unsafe { MlirLibrary::open(path) }? })
@@ -78,6 +91,16 @@ impl MlirModule {
     pub unsafe fn compile(source: &str) -> Result<MlirModule, Error> {
         // SAFETY: forwarded to the caller.
         Ok(MlirModule { lib: unsafe { MlirLibrary::compile(source) }? })
+    }
+
+    /// Compiles MLIR source text with `options` (cached) and loads it.
+    ///
+    /// # Safety
+    /// As for [`MlirLibrary::compile`].
+    pub unsafe fn compile_with_options(source: &str, options: &CompileOptions) -> Result<MlirModule, Error> {
+        let host = super::HostFunctions::new();
+        // SAFETY: forwarded to the caller.
+        Ok(MlirModule { lib: unsafe { MlirLibrary::compile_with_options(source, &host, options) }? })
     }
 
     /// A module over an already loaded library.

@@ -6,9 +6,11 @@
 //! in MLIR's custom syntax (skipping strings and `//` comments), reads each
 //! header, and skips the body by matching braces (strings and comments
 //! inside are respected). Types are the ones that cross a `_mlir_ciface_`
-//! boundary (see [`MlirType`]); anything else — a `tensor`, a `vector`, an
-//! `affine_map` layout, a memory space other than 0, a generic-form op — is
-//! an [`HeaderError::Syntax`] with its line and column, never a guess.
+//! boundary (see [`MlirType`]); a `tensor<…>` reads as the identity-layout
+//! memref that fnabi's pipeline bufferizes it to. Anything else — a
+//! `vector`, an `affine_map` layout, a memory space other than 0, a sparse
+//! tensor encoding — is an [`HeaderError::Syntax`] with its line and column,
+//! never a guess ([`scan_functions`] leaves such functions out instead).
 //!
 //! ```
 //! use fnabi_abi::mlir::{parse_functions, Visibility};
@@ -185,8 +187,58 @@ impl FuncDecl {
 
 /// Reads every `func.func` header of an `.mlir` text, in source order.
 pub fn parse_functions(text: &str) -> Result<Vec<FuncDecl>, HeaderError> {
-    let mut c = Cursor { s: text.as_bytes(), pos: 0 };
-    let mut out = Vec::new();
+    Ok(scan(text, false)?.decls)
+}
+
+/// What a lenient reading of an `.mlir` text found (see [`scan_functions`]).
+#[derive(Debug, Default)]
+pub struct ScannedFunctions {
+    /// The headers fnabi can call or bind, in source order.
+    pub decls: Vec<FuncDecl>,
+    /// The functions left out, each with why: a header with a type that
+    /// does not cross the C interface (`vector<…>`, a sparse tensor, …).
+    pub skipped: Vec<(String, HeaderError)>,
+    /// Where the bufferizer must be told that a public function's tensor
+    /// argument is read-only (byte offset, text to insert there), in
+    /// ascending order (see [`scan_functions`]).
+    pub(crate) read_only_edits: Vec<(usize, &'static str)>,
+}
+
+impl ScannedFunctions {
+    /// `text` with every tensor argument of a public function that has a
+    /// body marked `bufferization.writable = false` (unless the source says
+    /// otherwise): the caller's arrays are inputs, never scratch space, so
+    /// the bufferized function copies before it writes. Lines keep their
+    /// numbers (insertions never add a line break).
+    pub fn read_only_source(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len() + 40 * self.read_only_edits.len());
+        let mut at = 0;
+        for &(pos, ins) in &self.read_only_edits {
+            out.push_str(&text[at..pos]);
+            out.push_str(ins);
+            at = pos;
+        }
+        out.push_str(&text[at..]);
+        out
+    }
+}
+
+/// Reads every `func.func` header it can: a function whose header fnabi
+/// cannot type (a `vector<…>` or sparse-tensor argument, say) is listed in
+/// [`skipped`](ScannedFunctions::skipped) instead of failing the whole text,
+/// so a module whose helpers take vectors still runs its other functions.
+/// Text that is not well-formed (an unterminated string, unbalanced
+/// brackets) is still an error.
+pub fn scan_functions(text: &str) -> Result<ScannedFunctions, HeaderError> {
+    scan(text, true)
+}
+
+fn scan(text: &str, lenient: bool) -> Result<ScannedFunctions, HeaderError> {
+    let mut c = Cursor { s: text.as_bytes(), pos: 0, tensor_args: Vec::new() };
+    let mut out = ScannedFunctions::default();
+    // Lines are counted from the previous function on (not from the start
+    // for each one: a module of thousands of functions stays linear).
+    let (mut counted_to, mut line) = (0usize, 1usize);
     loop {
         c.skip_trivia();
         let Some(b) = c.peek() else { break };
@@ -195,9 +247,28 @@ pub fn parse_functions(text: &str) -> Result<Vec<FuncDecl>, HeaderError> {
         } else if c.at_keyword("func.func") {
             let start = c.pos;
             c.pos += "func.func".len();
-            let mut f = c.func_header()?;
-            (f.line, f.column) = line_col(c.s, start);
-            out.push(f);
+            let after_keyword = c.pos;
+            c.tensor_args.clear();
+            match c.func_header() {
+                Ok(mut f) => {
+                    line += c.s[counted_to..start].iter().filter(|&&b| b == b'\n').count();
+                    counted_to = start;
+                    let column = c.s[..start].iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+                    (f.line, f.column) = (line, column);
+                    if f.has_body && f.visibility == Visibility::Public {
+                        out.read_only_edits.append(&mut c.tensor_args);
+                    }
+                    out.decls.push(f);
+                }
+                Err(e) if lenient => {
+                    c.pos = after_keyword;
+                    match c.skip_func_header() {
+                        Ok(name) => out.skipped.push((name, e)),
+                        Err(_) => return Err(e),
+                    }
+                }
+                Err(e) => return Err(e),
+            }
         } else if b.is_ascii_alphanumeric() || b == b'_' {
             c.bare_word();
         } else {
@@ -220,7 +291,7 @@ impl FromStr for FunctionType {
 
     /// Parses an MLIR function type, `(memref<?xf32>, index) -> f32`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let mut c = Cursor { s: s.as_bytes(), pos: 0 };
+        let mut c = Cursor { s: s.as_bytes(), pos: 0, tensor_args: Vec::new() };
         c.skip_trivia();
         let inputs = c.type_list()?;
         c.skip_trivia();
@@ -239,7 +310,7 @@ impl FromStr for MlirType {
 
     /// Parses one type (`memref<4x?xf32>`, `memref<*xi8>`, `bf16`, …).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let mut c = Cursor { s: s.as_bytes(), pos: 0 };
+        let mut c = Cursor { s: s.as_bytes(), pos: 0, tensor_args: Vec::new() };
         c.skip_trivia();
         let t = c.mlir_type()?;
         c.skip_trivia();
@@ -265,7 +336,12 @@ fn is_ident_char(b: u8) -> bool {
 struct Cursor<'s> {
     s: &'s [u8],
     pos: usize,
+    /// Read-only marks for the tensor arguments of the header being read.
+    tensor_args: Vec<(usize, &'static str)>,
 }
+
+/// The argument attribute that keeps the bufferizer from writing into an argument.
+const READ_ONLY: &str = "bufferization.writable = false";
 
 impl<'s> Cursor<'s> {
     fn error(&self, msg: impl Into<String>) -> HeaderError {
@@ -474,6 +550,49 @@ impl<'s> Cursor<'s> {
         })
     }
 
+    /// After `func.func`: skips a header fnabi cannot type (and the body),
+    /// returning the function's name.
+    fn skip_func_header(&mut self) -> Result<String, HeaderError> {
+        self.skip_trivia();
+        for kw in ["private", "public", "nested"] {
+            if self.at_keyword(kw) {
+                self.pos += kw.len();
+                self.skip_trivia();
+                break;
+            }
+        }
+        self.expect("@")?;
+        let name = self.name("a function name after `@`")?;
+        self.skip_trivia();
+        if self.peek() != Some(b'(') {
+            return Err(self.error("expected `(`"));
+        }
+        self.skip_balanced()?;
+        self.skip_trivia();
+        if self.eat("->") {
+            self.skip_trivia();
+            if self.peek() == Some(b'(') {
+                self.skip_balanced()?;
+            } else {
+                self.bare_word();
+                if self.peek() == Some(b'<') {
+                    self.skip_balanced()?;
+                }
+            }
+            self.skip_trivia();
+        }
+        if self.at_keyword("attributes") {
+            self.pos += "attributes".len();
+            self.skip_trivia();
+            self.skip_balanced()?;
+            self.skip_trivia();
+        }
+        if self.peek() == Some(b'{') {
+            self.skip_balanced()?;
+        }
+        Ok(name)
+    }
+
     /// `(%a: T {attrs}, …)` or, for declarations, `(T {attrs}, …)`.
     fn arg_list(&mut self) -> Result<Vec<MlirType>, HeaderError> {
         self.types_in_parens(true)
@@ -504,8 +623,13 @@ impl<'s> Cursor<'s> {
                 self.expect(":")?;
                 self.skip_trivia();
             }
+            let is_tensor = self.at_keyword("tensor");
             out.push(self.mlir_type()?);
+            let type_end = self.pos;
             self.skip_trivia();
+            if named && is_tensor {
+                self.mark_read_only(type_end);
+            }
             self.trailing_attrs()?;
             if self.eat(")") {
                 return Ok(out);
@@ -514,6 +638,25 @@ impl<'s> Cursor<'s> {
             self.expect(",")
                 .map_err(|_| self.error(format!("expected `,` or `)` in the {what} list{}", self.found())))?;
         }
+    }
+
+    /// Records the insertion that marks the tensor argument whose type
+    /// ends at `type_end` read-only: into its attribute dictionary (the
+    /// cursor is on it) or as a new one; nothing when the dictionary already
+    /// says whether it is writable.
+    fn mark_read_only(&mut self, type_end: usize) {
+        if self.peek() != Some(b'{') {
+            self.tensor_args.push((type_end, " {bufferization.writable = false}"));
+            return;
+        }
+        let open = self.pos;
+        let mut probe = Cursor { s: self.s, pos: open, tensor_args: Vec::new() };
+        let Ok(entries) = probe.dict(0) else { return };
+        if entries.iter().any(|(k, _)| k == "bufferization.writable") {
+            return;
+        }
+        self.tensor_args
+            .push((open + 1, if entries.is_empty() { READ_ONLY } else { "bufferization.writable = false, " }));
     }
 
     /// Optional `{arg attrs}` and `loc(…)` after an argument or result type.
@@ -546,16 +689,44 @@ impl<'s> Cursor<'s> {
         if word == "memref" {
             return self.memref_body(start);
         }
+        if word == "tensor" {
+            return self.tensor_body(start);
+        }
         match ElementType::from_mlir_name(word) {
             Some(e) => Ok(MlirType::Scalar(e)),
             None if word.is_empty() => Err(self.error(format!("expected a type{}", self.found()))),
             None => Err(self.error_at(
                 start,
                 format!(
-                    "unsupported type `{word}` (fnabi passes memref<…>, memref<*x…>, i1, i8, i16, i32, i64, \
+                    "unsupported type `{word}` (fnabi passes tensor<…>, memref<…>, memref<*x…>, i1, i8, i16, i32, i64, \
                      index, f16, bf16, f32, f64 and si/ui integers)"
                 ),
             )),
+        }
+    }
+
+    /// After `tensor`: `<dims x elem>` or `<*x elem>`, read as the memref
+    /// that bufferization with identity-layout function boundaries gives it
+    /// (same dims and element type, identity layout). An encoding (sparse
+    /// tensors) is an error.
+    fn tensor_body(&mut self, start: usize) -> Result<MlirType, HeaderError> {
+        let memref = self.memref_body(start).map_err(|e| match e {
+            HeaderError::Syntax { line, column, offset, message } => HeaderError::Syntax {
+                line,
+                column,
+                offset,
+                message: message.replace("memref", "tensor").replace(
+                    "tensor memory spaces other than 0 are not supported (host memory only)",
+                    "tensor encodings (sparse tensors, …) are not supported",
+                ),
+            },
+            e => e,
+        })?;
+        match memref {
+            MlirType::MemRef(m) if m.layout != MemRefLayout::Identity => {
+                Err(self.error_at(start, "tensor encodings (sparse tensors, …) are not supported"))
+            }
+            t => Ok(t),
         }
     }
 
@@ -895,8 +1066,8 @@ module attributes { x = "func.func @in_string" } {
     #[test]
     fn errors_have_line_and_column() {
         assert_eq!(
-            err("module {\n  func.func @f(%a: tensor<4xf32>)\n}"),
-            (2, 20, "unsupported type `tensor` (fnabi passes memref<…>, memref<*x…>, i1, i8, i16, i32, i64, index, f16, bf16, f32, f64 and si/ui integers)".into())
+            err("module {\n  func.func @f(%a: vector<4xf32>)\n}"),
+            (2, 20, "unsupported type `vector` (fnabi passes tensor<…>, memref<…>, memref<*x…>, i1, i8, i16, i32, i64, index, f16, bf16, f32, f64 and si/ui integers)".into())
         );
         assert_eq!(
             err("func.func @f(memref<4xf32, affine_map<(d0) -> (d0)>>)").2,
@@ -928,6 +1099,40 @@ module attributes { x = "func.func @in_string" } {
         assert!(err(&deep).2.contains("nest deeper"));
         let deep = format!("func.func @f() attributes {}", "{a = ".repeat(MAX_NESTING + 1));
         assert!(err(&deep).2.contains("nest deeper"));
+    }
+
+    #[test]
+    fn tensors_read_as_their_bufferized_memrefs() {
+        let t: FunctionType = "(tensor<?x4xf32>, tensor<i1>, tensor<*xf16>, f32) -> tensor<2xbf16>".parse().unwrap();
+        assert_eq!(t.to_string(), "(memref<?x4xf32>, memref<i1>, memref<*xf16>, f32) -> (memref<2xbf16>)");
+        assert_eq!(
+            err("func.func @f(%a: tensor<4xf32, #sparse>)").2,
+            "tensor encodings (sparse tensors, …) are not supported"
+        );
+        assert_eq!(err("func.func @f(%a: tensor<4xf7>)").2, "unsupported tensor element type `f7`");
+    }
+
+    #[test]
+    fn lenient_scan_skips_untypable_functions_and_marks_tensor_arguments_read_only() {
+        let src = "func.func @v(%a: vector<4xf32>) -> vector<4xf32> {\n  return %a : vector<4xf32>\n}\n\
+                   func.func @t(%a: tensor<4xf32>, %b: tensor<?xi8> {foo}, %c: tensor<2xf32> {}, \
+                   %d: tensor<2xf32> {bufferization.writable = true}, %s: f32) -> tensor<4xf32> { }\n\
+                   func.func private @p(%a: tensor<4xf32>) { }\n\
+                   func.func @decl(tensor<4xf32>)\n";
+        assert!(parse_functions(src).is_err());
+        let s = scan_functions(src).unwrap();
+        let names: Vec<&str> = s.decls.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["t", "p", "decl"]);
+        assert_eq!(s.skipped.len(), 1);
+        assert_eq!(s.skipped[0].0, "v");
+        assert!(s.skipped[0].1.to_string().contains("unsupported type `vector`"));
+        let out = s.read_only_source(src);
+        assert!(out.contains(
+            "@t(%a: tensor<4xf32> {bufferization.writable = false}, %b: tensor<?xi8> {bufferization.writable = false, foo}, \
+             %c: tensor<2xf32> {bufferization.writable = false}, %d: tensor<2xf32> {bufferization.writable = true}, %s: f32)"
+        ), "{out}");
+        assert!(out.contains("@p(%a: tensor<4xf32>)") && out.contains("@decl(tensor<4xf32>)"), "{out}");
+        assert_eq!(out.lines().count(), src.lines().count());
     }
 
     #[test]

@@ -1,0 +1,194 @@
+//! Tensor-level MLIR through fnabi's default pipeline: the functions of
+//! `tests/mlir/tensors.mlir` and `tests/mlir/transform.mlir` (bufferized
+//! with identity-layout function boundaries, a transform-dialect schedule
+//! applied) called with the inputs of `tests/mlir/tensors_expected.json`,
+//! whose expected results numpy computed (`tensors_expected.py`). Also:
+//! results that alias an argument share its memory, arguments are never
+//! written, helpers with vector signatures are compiled but refused as
+//! entry points, errors name the user's file, line and pass. Also run
+//! under valgrind by `scripts/test.sh`.
+
+use fnabi::mlir::{CompileOptions, MlirModule};
+use fnabi::{Array, Value};
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+fn fixture(name: &str) -> String {
+    format!("{}/tests/mlir/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn module(name: &str) -> MlirModule {
+    static MODULES: OnceLock<Mutex<HashMap<String, MlirModule>>> = OnceLock::new();
+    let mut m = MODULES.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+    m.entry(name.to_owned())
+        .or_insert_with(|| {
+            let path = fixture(name);
+            // SAFETY: the fixtures write only into memory they allocate.
+            unsafe { MlirModule::load(&path) }.unwrap_or_else(|e| panic!("compiling {path}: {e}"))
+        })
+        .clone()
+}
+
+/// The results of a call as a list of JSON values (a tuple is several).
+fn result_list(v: &Value<'_>) -> Vec<serde_json::Value> {
+    let items: Vec<&Value<'_>> = match v {
+        Value::Tuple(items) => items.iter().collect(),
+        one => vec![one],
+    };
+    items.iter().map(|v| serde_json::from_str(&fnabi::json::to_string(v)).unwrap()).collect()
+}
+
+/// Compares one result with its expected JSON form (arrays: dtype, shape,
+/// and each element within `tol`, relative to max(1, |expected|)).
+fn same(got: &serde_json::Value, want: &serde_json::Value, tol: f64) -> Result<(), String> {
+    use serde_json::Value as J;
+    match (got, want) {
+        (J::Object(g), J::Object(w)) => {
+            for key in ["dtype", "shape"] {
+                if g.get(key) != w.get(key) {
+                    return Err(format!("{key}: got {:?}, expected {:?}", g.get(key), w.get(key)));
+                }
+            }
+            let (Some(J::Array(gd)), Some(J::Array(wd))) = (g.get("data"), w.get("data")) else {
+                return Err(format!("no data: {got} vs {want}"));
+            };
+            if gd.len() != wd.len() {
+                return Err(format!("{} elements, expected {}", gd.len(), wd.len()));
+            }
+            // fnabi prints the shortest decimal of each element in its own
+            // dtype, numpy's expectations are written as f64: allow the
+            // dtype's rounding on top of the case's tolerance.
+            let rounding = match w.get("dtype").and_then(J::as_str) {
+                Some("f32") => 1e-7,
+                Some("f16" | "bf16") => 1e-3,
+                _ => 0.0,
+            };
+            for (i, (a, b)) in gd.iter().zip(wd).enumerate() {
+                same(a, b, tol + rounding).map_err(|e| format!("element {i}: {e}"))?;
+            }
+            Ok(())
+        }
+        (J::Number(a), J::Number(b)) => {
+            let (a, b) = (a.as_f64().unwrap(), b.as_f64().unwrap());
+            if (a - b).abs() <= tol * b.abs().max(1.0) { Ok(()) } else { Err(format!("{a} != {b}")) }
+        }
+        (a, b) if a == b => Ok(()),
+        (a, b) => Err(format!("{a} != {b}")),
+    }
+}
+
+#[test]
+fn results_match_numpy() {
+    let text = std::fs::read_to_string(fixture("tensors_expected.json")).unwrap();
+    let cases: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    assert!(cases.len() >= 13);
+    for c in &cases {
+        let (m, f) = (c["module"].as_str().unwrap(), c["function"].as_str().unwrap());
+        let inputs: Vec<Value<'static>> =
+            c["inputs"].as_array().unwrap().iter().map(|j| fnabi::json::from_str(&j.to_string()).unwrap()).collect();
+        let got = module(m).function(f).unwrap().call(inputs).unwrap_or_else(|e| panic!("@{f}: {e}"));
+        let got = result_list(&got);
+        let want = c["expected"].as_array().unwrap();
+        assert_eq!(got.len(), want.len(), "@{f}: number of results");
+        let tol = c["tol"].as_f64().unwrap();
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            same(g, w, tol).unwrap_or_else(|e| panic!("@{f} result {i}: {e}\n got {g}\n expected {w}"));
+        }
+    }
+}
+
+#[test]
+fn tensor_signatures_are_the_bufferized_memrefs() {
+    let m = module("tensors.mlir");
+    assert_eq!(
+        m.function("views").unwrap().describe(),
+        "@views(memref<6xi64>) -> (memref<6xi64>, memref<2x3xi64>, memref<6xi64>, index)"
+    );
+    assert_eq!(m.function("sum").unwrap().describe(), "@sum(memref<?xf32>) -> (memref<f32>)");
+    assert_eq!(m.function("above").unwrap().describe(), "@above(memref<?xf16>, f16) -> (memref<?xi1>)");
+}
+
+#[test]
+fn results_aliasing_the_argument_share_it_and_arguments_are_not_written() {
+    let m = module("tensors.mlir");
+    let x = Array::from_vec(&[6], vec![1i64, 2, 3, 4, 5, 6]).unwrap();
+    let out = m.function("views").unwrap().call([Value::from(x.clone())]).unwrap();
+    let Value::Tuple(items) = &out else { panic!("{out:?}") };
+    let ptr = |v: &Value<'_>| v.as_array().unwrap().as_ptr();
+    assert_eq!(ptr(&items[0]), x.as_ptr(), "the argument itself comes back as a view of it");
+    assert_eq!(ptr(&items[1]), x.as_ptr(), "its reshape too");
+    assert_ne!(ptr(&items[2]), x.as_ptr(), "a computed result is fresh");
+    // The views outlive the call and the caller's handle on the input.
+    drop(x);
+    assert_eq!(items[1].as_array().unwrap().to_vec::<i64>().unwrap(), vec![1, 2, 3, 4, 5, 6]);
+    drop(out);
+
+    // `linalg.fill` into the argument's tensor: the bufferized function
+    // copies (its argument is read-only), the caller's array is unchanged.
+    let x = Array::from_vec(&[4], vec![1f32, 2., 3., 4.]).unwrap();
+    let r = m.function("fill").unwrap().call([Value::from(x.clone()), Value::from(9.0f32)]).unwrap();
+    assert_eq!(r.as_array().unwrap().to_vec::<f32>().unwrap(), vec![9.; 4]);
+    assert_ne!(r.as_array().unwrap().as_ptr(), x.as_ptr());
+    assert_eq!(x.to_vec::<f32>().unwrap(), vec![1., 2., 3., 4.]);
+}
+
+#[test]
+fn a_transposed_view_is_converted_for_an_identity_tensor_argument() {
+    let m = module("tensors.mlir");
+    let a = Array::from_vec(&[2, 3], vec![1f32, 2., 3., 4., 5., 6.]).unwrap();
+    let at = a.permuted(&[1, 0]).unwrap(); // 3x2, strided
+    let ones = Array::from_vec(&[3, 2], vec![1f32; 6]).unwrap();
+    let r = m.function("add").unwrap().call([Value::from(at), Value::from(ones)]).unwrap();
+    assert_eq!(r.as_array().unwrap().shape(), &[3, 2]);
+    assert_eq!(r.as_array().unwrap().to_vec::<f32>().unwrap(), vec![2., 5., 3., 6., 4., 7.]);
+}
+
+#[test]
+fn wrong_shapes_and_types_are_errors() {
+    let m = module("tensors.mlir");
+    let f = m.function("corner").unwrap();
+    let e = f.call([Value::from(Array::from_vec(&[3, 4], vec![0f32; 12]).unwrap())]).unwrap_err().to_string();
+    assert!(e.contains("input 0"), "{e}");
+    let e = f.call([Value::from(Array::from_vec(&[4, 4], vec![0i32; 16]).unwrap())]).unwrap_err().to_string();
+    assert!(e.contains("input 0"), "{e}");
+}
+
+#[test]
+fn functions_with_vector_signatures_are_compiled_but_not_entry_points() {
+    let m = module("dialects.mlir");
+    let e = m.function("double").unwrap_err().to_string();
+    assert!(e.contains("@double cannot be called from the host") && e.contains("unsupported type `vector`"), "{e}");
+    assert!(m.function("vector_helper").is_ok());
+}
+
+fn compile_error(name: &str, src: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("fnabi-mlir-front-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, src).unwrap();
+    // SAFETY: nothing is called; the compile fails.
+    let e = unsafe { MlirModule::load_with(&path, &CompileOptions::default()) }.unwrap_err().to_string();
+    let _ = std::fs::remove_dir_all(&dir);
+    e.replace(&dir.display().to_string(), "DIR")
+}
+
+#[test]
+fn errors_name_the_op_the_file_the_line_and_the_pass() {
+    // An op that no pass of the pipeline lowers.
+    let e = compile_error("gpu_op.mlir", "func.func @f() -> index {\n  %t = gpu.thread_id x\n  return %t : index\n}\n");
+    assert!(e.contains("DIR/gpu_op.mlir:2:8: error:"), "{e}");
+    assert!(e.contains("gpu.thread_id") && e.contains("lowers no `gpu` ops"), "{e}");
+    assert!(!e.contains("input.mlir"), "{e}");
+    // A pass that refuses an op.
+    let e = compile_error(
+        "bitcast.mlir",
+        "func.func @f(%x: tensor<4xui8>) -> tensor<4xi8> {\n  \
+         %r = tensor.bitcast %x : tensor<4xui8> to tensor<4xi8>\n  return %r : tensor<4xi8>\n}\n",
+    );
+    assert!(e.contains("DIR/bitcast.mlir:2:8: error: op was not bufferized"), "{e}");
+    assert!(
+        e.contains("(pass --one-shot-bufferize)") && e.contains("the pass that failed: --one-shot-bufferize"),
+        "{e}"
+    );
+    assert!(!e.contains("IR Dump"), "{e}");
+}
