@@ -42,8 +42,8 @@ LAYERS = {
         ["lib"],
     ],
     "crates/fnabi-mlir/src": [
-        ["elf", "trampoline", "args"],
-        ["memref"],
+        ["elf", "trampoline", "args", "llvm_level", "progress"],
+        ["memref", "abi_embed"],
         ["compile"],
         ["runtime_utils"],
         ["program"],

@@ -166,6 +166,27 @@ pub fn inspect_library(path: &Path, bytes: &[u8], as_json: bool) -> Result<Strin
     let exported = elf.mlir_functions().map_err(|e| CliError(format!("{shown}: {e}")))?;
     let needed = elf.undefined_functions().map_err(|e| CliError(format!("{shown}: {e}")))?;
     let mlir_needed: Vec<&str> = needed.iter().filter_map(|n| n.strip_prefix("_mlir_ciface_")).collect();
+    // A library `fnabi compile` wrote describes its functions itself.
+    let embedded = fnabi::mlir::abi_embed::read_abi_text(bytes).map_err(|e| CliError(format!("{shown}: {e}")))?;
+    if let Some(text) = embedded {
+        let decls = parse_functions(&text).map_err(|e| CliError(format!("{shown}: its embedded ABI: {e}")))?;
+        if as_json {
+            let mut j = mlir_json(path, &decls);
+            j["kind"] = json!("shared_library");
+            j["abi"] = json!("embedded");
+            j["undefined_symbols"] = json!(needed);
+            return Ok(format!("{j:#}\n"));
+        }
+        let mut s =
+            format!("{shown}: shared library with an embedded ABI (fnabi compile), {} function(s)\n", decls.len());
+        for line in mlir_text(path, &decls).lines().skip(1) {
+            // The embedded headers have no source lines worth showing.
+            let line = line.rsplit_once("  (line ").map_or(line, |(l, _)| l);
+            s.push_str(line);
+            s.push('\n');
+        }
+        return Ok(s);
+    }
     if as_json {
         return Ok(format!(
             "{:#}\n",

@@ -7,6 +7,7 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod compile;
 mod demangle;
 mod externals;
 mod flatten;
@@ -36,6 +37,8 @@ enum Command {
     Inspect(inspect::InspectArgs),
     /// Call a function of a compiled module (.mlir, .so, .vmfb) and print its results.
     Run(run::RunArgs),
+    /// Compile an MLIR module to a shared library that carries its own ABI.
+    Compile(compile::CompileArgs),
     /// List the external functions an MLIR module declares and who provides each.
     Externals(externals::ExternalsArgs),
 }
@@ -101,6 +104,7 @@ fn main() -> ExitCode {
         Command::Flatten(args) => flatten::flatten(args),
         Command::Inspect(args) => inspect::inspect(args),
         Command::Run(args) => run::run(args),
+        Command::Compile(args) => compile::compile(args),
         Command::Externals(args) => externals::externals(args),
     };
     match result {

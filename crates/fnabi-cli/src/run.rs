@@ -80,6 +80,14 @@ pub struct RunArgs {
     /// shapes, and aborts, instead of corrupting memory).
     #[arg(long)]
     no_runtime_verification: bool,
+    /// Your own pass pipeline (`builtin.module(…)`, as `mlir-opt
+    /// --pass-pipeline` takes it) in place of fnabi's high-level passes;
+    /// fnabi's conversions to the LLVM dialect still follow it.
+    #[arg(long, value_name = "PIPELINE")]
+    pipeline: Option<String>,
+    /// Print the commands that compile the module (on stderr), then run it.
+    #[arg(long)]
+    print_pipeline: bool,
     /// The IREE device that runs a `.vmfb` module.
     #[arg(long, default_value = "local-sync")]
     device: String,
@@ -165,7 +173,13 @@ fn load_function(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliE
     if kind == ModuleKind::Vmfb {
         return load_vmfb(args, source);
     }
-    let options = CompileOptions::default().with_runtime_verification(!args.no_runtime_verification);
+    let mut options = CompileOptions::default().with_runtime_verification(!args.no_runtime_verification);
+    if let Some(p) = &args.pipeline {
+        options = options.with_pipeline(p.clone());
+    }
+    if args.print_pipeline {
+        print_pipeline(source, path, kind == ModuleKind::SharedLibrary, &options)?;
+    }
     let module = match source {
         // SAFETY: running a module's code is what `fnabi run` is for;
         // the user vouches for the module and its signature. (A module
@@ -203,11 +217,36 @@ fn load_function(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliE
     };
     match (&args.signature, kind) {
         (Some(sig), _) => Ok(module.function_with_signature(&name, sig)?),
-        (None, ModuleKind::SharedLibrary) => {
+        (None, ModuleKind::SharedLibrary) if module.library().declarations().is_empty() => {
             Err(CliError(format!("{label} has no MLIR source: give @{name}'s type with --signature")))
         }
         (None, _) => Ok(module.function(&name)?),
     }
+}
+
+/// `--print-pipeline`: the commands that compile the module, on stderr.
+fn print_pipeline(
+    source: &ModuleSource,
+    path: Option<&Path>,
+    library: bool,
+    options: &CompileOptions,
+) -> Result<(), CliError> {
+    if library {
+        eprintln!("fnabi: pipeline: none (a shared library is loaded as it is)");
+        return Ok(());
+    }
+    let bytes = match source {
+        ModuleSource::File(p) => std::fs::read(p).map_err(|e| CliError(format!("cannot read {}: {e}", p.display())))?,
+        ModuleSource::Stdin(b) => b.clone(),
+    };
+    let ext = path.and_then(|p| p.extension()).and_then(|e| e.to_str());
+    let level = fnabi::mlir::InputLevel::detect(ext, &bytes);
+    let compiler = fnabi::mlir::Compiler::new()?;
+    eprintln!("fnabi: pipeline for {level}:");
+    for line in compiler.describe_pipeline(&String::from_utf8_lossy(&bytes), level, options) {
+        eprintln!("  {line}");
+    }
+    Ok(())
 }
 
 /// The function to run when none is named: the one export that is not

@@ -160,10 +160,26 @@ impl MlirLibrary {
     }
 
     fn make(&self, name: &str, ty: FunctionType, decl: Option<FuncDecl>) -> Result<MlirFunction, Error> {
-        let symbol = format!("_mlir_ciface_{name}");
+        self.make_at(name, &format!("_mlir_ciface_{name}"), ty, decl)
+    }
+
+    /// The function `name` of type `ty` called at `symbol` (an LLVM-level
+    /// module's scalar-only function without a `_mlir_ciface_` wrapper is
+    /// called by its own symbol, see [`crate::llvm_level`]).
+    pub(crate) fn function_at(&self, name: &str, symbol: &str, ty: FunctionType) -> Result<MlirFunction, Error> {
+        self.make_at(name, symbol, ty, None)
+    }
+
+    fn make_at(
+        &self,
+        name: &str,
+        symbol: &str,
+        ty: FunctionType,
+        decl: Option<FuncDecl>,
+    ) -> Result<MlirFunction, Error> {
         // SAFETY: the symbol is only used as a code address; its type is
         // the library's contract (see `open`).
-        let fp = unsafe { self.inner.lib.get::<unsafe extern "C" fn()>(symbol.as_str()) }
+        let fp = unsafe { self.inner.lib.get::<unsafe extern "C" fn()>(symbol) }
             .map_err(|e| MlirError::NotFound(format!("{}: no symbol {symbol}: {e}", self.inner.path.display())))?;
         let fp = *fp as usize;
         self.inner.image.get_or_init(|| image_segments(fp));

@@ -30,6 +30,8 @@
 //! (parallel test binaries) are safe.
 
 use crate::MlirError;
+use crate::llvm_level::InputLevel;
+use crate::progress::Progress;
 use fnabi_core::error::Error;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -107,12 +109,37 @@ pub struct CompileOptions {
     /// The file the source was read from: tool errors and runtime
     /// messages name it (its file name) rather than a temporary file.
     pub source_path: Option<PathBuf>,
+    /// A pass pipeline of the user's (`builtin.module(one-shot-bufferize,
+    /// …)`, `mlir-opt --pass-pipeline` syntax) that replaces fnabi's
+    /// high-level passes ([`front_passes`] and [`PIPELINE`] up to
+    /// `--convert-scf-to-cf`); fnabi's lowering to the LLVM dialect
+    /// ([`LOWERING`], with `--llvm-request-c-wrappers`) still runs after
+    /// it, converting whatever the user's pipeline left. Only for MLIR
+    /// source (an LLVM-level input has no high-level part).
+    pub pipeline: Option<String>,
+    /// Embed the functions' ABI in the library (`fnabi compile`, see
+    /// [`crate::abi_embed`]); set by the loader, which knows the headers.
+    pub embed_abi: bool,
+}
+
+/// The tail of [`PIPELINE`] that runs after a custom pipeline: from
+/// `--convert-scf-to-cf` on, the conversions to the LLVM dialect (each a
+/// no-op where the user's pipeline already converted).
+pub fn lowering() -> &'static [&'static str] {
+    let at = PIPELINE.iter().position(|p| *p == "--convert-scf-to-cf").unwrap_or(0);
+    &PIPELINE[at..]
 }
 
 impl CompileOptions {
     /// Options with runtime verification on or off.
     pub fn with_runtime_verification(mut self, on: bool) -> Self {
         self.runtime_verification = on;
+        self
+    }
+
+    /// Options with the user's high-level pass pipeline (see [`CompileOptions::pipeline`]).
+    pub fn with_pipeline(mut self, pipeline: impl Into<String>) -> Self {
+        self.pipeline = Some(pipeline.into());
         self
     }
 
@@ -190,8 +217,10 @@ fn run_capture(tool: &Path, args: &[&OsStr], dir: Option<&Path>) -> Result<Strin
 }
 
 impl Toolchain {
-    /// Finds the tools on `PATH` (version 22, else 19; `FNABI_MLIR_VERSION`
-    /// picks one) and the C compiler (`$CC`, else `cc`).
+    /// Finds the tools (version 22, else 19, with Debian's suffixed names
+    /// `mlir-opt-22`; else unsuffixed `mlir-opt` of any version;
+    /// `FNABI_MLIR_VERSION` picks one) in the folder `FNABI_MLIR_TOOLS`
+    /// names, else on `PATH`, and the C compiler (`$CC`, else `cc`, on `PATH`).
     pub fn find() -> Result<Toolchain, MlirError> {
         let versions: Vec<u32> =
             match std::env::var("FNABI_MLIR_VERSION") {
@@ -201,14 +230,35 @@ impl Toolchain {
                 Err(_) => VERSIONS.to_vec(),
             };
         let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-        Toolchain::find_in(&path_dirs(), &versions, &cc)
+        match std::env::var_os("FNABI_MLIR_TOOLS").filter(|d| !d.is_empty()) {
+            Some(dir) => {
+                let dir = PathBuf::from(dir);
+                // The C compiler is looked up on PATH as well.
+                let cc = if cc.contains('/') {
+                    cc
+                } else {
+                    which(&cc, &path_dirs()).map_or(cc, |p| p.display().to_string())
+                };
+                Toolchain::find_in(std::slice::from_ref(&dir), &versions, &cc).map_err(|e| match e {
+                    MlirError::ToolsMissing(m) => {
+                        MlirError::ToolsMissing(format!("in FNABI_MLIR_TOOLS = {}: {m}", dir.display()))
+                    }
+                    other => other,
+                })
+            }
+            None => Toolchain::find_in(&path_dirs(), &versions, &cc),
+        }
     }
 
     /// Finds the tools of the first of `versions` that is complete in
     /// `dirs`, and the C compiler `cc` (a name looked up in `dirs`, or a path).
     pub fn find_in(dirs: &[PathBuf], versions: &[u32], cc: &str) -> Result<Toolchain, MlirError> {
-        for &v in versions {
-            let tool = |n: &str| which(&format!("{n}-{v}"), dirs);
+        // Debian's suffixed names of each wanted version, then unsuffixed
+        // names (an upstream build's `bin`, or a folder of links) of
+        // whatever version their llvm-config reports.
+        let suffixes = versions.iter().map(|v| (format!("-{v}"), Some(*v))).chain([(String::new(), None)]);
+        for (suffix, v) in suffixes {
+            let tool = |n: &str| which(&format!("{n}{suffix}"), dirs);
             let (Some(mlir_opt), Some(mlir_translate), Some(opt), Some(llc), Some(config)) =
                 (tool("mlir-opt"), tool("mlir-translate"), tool("opt"), tool("llc"), tool("llvm-config"))
             else {
@@ -246,12 +296,19 @@ impl Toolchain {
                 )));
             };
             let (full_version, triple, libdir) = (full_version.to_owned(), triple.to_owned(), PathBuf::from(libdir));
+            let major = full_version.split('.').next().and_then(|m| m.parse::<u32>().ok());
+            let v = match (v, major) {
+                (Some(v), _) => v,
+                (None, Some(m)) if versions.contains(&m) || versions == VERSIONS => m,
+                (None, _) => continue,
+            };
             return Ok(Toolchain { version: v, full_version, triple, libdir, mlir_opt, mlir_translate, opt, llc, cc });
         }
         let wanted: Vec<String> = versions.iter().map(|v| format!("mlir-opt-{v}")).collect();
         Err(MlirError::ToolsMissing(format!(
             "the MLIR/LLVM tools are not installed (looked for {} with mlir-translate, opt, llc, llvm-config of the \
-             same version on PATH); install the Debian packages: {PACKAGES_HINT}",
+             same version, or unsuffixed mlir-opt …, on PATH or in the folder FNABI_MLIR_TOOLS names); install the \
+             Debian packages: {PACKAGES_HINT}",
             wanted.join(" or ")
         )))
     }
@@ -321,12 +378,22 @@ impl Compiler {
     /// (when there are any) come before the source, the glue with its
     /// length, so no two inputs give the same text.
     fn key_text(&self, source: &str, link: &LinkInputs, options: &CompileOptions) -> String {
+        self.key_text_at(source, InputLevel::Mlir, link, options)
+    }
+
+    fn key_text_at(&self, source: &str, level: InputLevel, link: &LinkInputs, options: &CompileOptions) -> String {
         let mut extra = String::new();
         for lib in &link.libraries {
             extra.push_str(&format!("link {}\n", lib.display()));
         }
         if let Some(glue) = &link.c_glue {
             extra.push_str(&format!("glue {}\n{glue}\n", glue.len()));
+        }
+        if level != InputLevel::Mlir {
+            extra.push_str(&format!("level {level}\n"));
+        }
+        if let Some(p) = &options.pipeline {
+            extra.push_str(&format!("user pipeline {}\n{p}\n", p.len()));
         }
         format!(
             "fnabi-mlir-cache v2\nversion {}\ntriple {}\ninput {}\npipeline {} {}\n{extra}\n{source}",
@@ -371,7 +438,115 @@ impl Compiler {
         link: &LinkInputs,
         options: &CompileOptions,
     ) -> Result<PathBuf, Error> {
-        let key_text = self.key_text(source, link, options);
+        self.compile_input(source.as_bytes(), InputLevel::detect_text(source), link, options)
+    }
+
+    /// The commands the pipeline runs for an input of `level` with
+    /// `options` (`fnabi run --print-pipeline`), one line each; `source`
+    /// is the MLIR text (its transform schedule adds passes).
+    pub fn describe_pipeline(&self, source: &str, level: InputLevel, options: &CompileOptions) -> Vec<String> {
+        let t = &self.tools;
+        let name = |p: &Path| p.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let mut lines = Vec::new();
+        let input = match level {
+            InputLevel::Mlir => options.input_name(),
+            InputLevel::LlvmDialect => "lowered.mlir".into(),
+            InputLevel::LlvmIr => "input.ll".into(),
+            InputLevel::Bitcode => "input.bc".into(),
+        };
+        if level == InputLevel::Mlir {
+            for stage in self.opt_stages(source, options) {
+                lines.push(format!("{} {}", name(&t.mlir_opt), stage.join(" ")));
+            }
+        }
+        if matches!(level, InputLevel::Mlir | InputLevel::LlvmDialect) {
+            lines.push(format!("{} --mlir-to-llvmir lowered.mlir -o module.ll", name(&t.mlir_translate)));
+        }
+        let ir = if level.is_llvm() && level != InputLevel::LlvmDialect { input } else { "module.ll".into() };
+        lines.push(format!("{} -O2 -mtriple={} {ir} -o module.bc", name(&t.opt), t.triple));
+        lines.push(format!(
+            "{} -O2 -mtriple={} --relocation-model=pic -filetype=obj module.bc -o module.o",
+            name(&t.llc),
+            t.triple
+        ));
+        lines.push(format!("{} -shared -o lib.so module.o …", name(&t.cc)));
+        lines
+    }
+
+    /// The `mlir-opt` invocations (arguments) for MLIR source: fnabi's
+    /// pipeline in one, or the user's pipeline then fnabi's lowering.
+    fn opt_stages(&self, source: &str, options: &CompileOptions) -> Vec<Vec<String>> {
+        let t = &self.tools;
+        let input = options.input_name();
+        // Locations travel to the LLVM dialect so that a translation error
+        // still names the user's line; a failing pass names itself.
+        let tail = ["--mlir-print-debuginfo", "--mlir-print-ir-after-failure", "-o"];
+        let own = |list: &[&str]| -> Vec<String> {
+            // MLIR 19's arith-expand has no small-float options.
+            list.iter()
+                .map(|p| if t.version < 22 && p.starts_with("--arith-expand=") { "--arith-expand" } else { p })
+                .map(str::to_owned)
+                .collect()
+        };
+        match &options.pipeline {
+            None => {
+                let mut a = vec![input];
+                a.extend(own(&front_passes(source, options)));
+                a.extend(own(&PIPELINE));
+                a.extend(tail.iter().map(|s| (*s).to_owned()));
+                a.push("lowered.mlir".into());
+                vec![a]
+            }
+            Some(p) => {
+                let mut first = vec![input, format!("--pass-pipeline={p}")];
+                first.extend(tail.iter().map(|s| (*s).to_owned()));
+                first.push("high.mlir".into());
+                let mut second = vec!["high.mlir".to_owned(), "--llvm-request-c-wrappers".to_owned()];
+                second.extend(own(lowering()));
+                second.extend(tail.iter().map(|s| (*s).to_owned()));
+                second.push("lowered.mlir".into());
+                vec![first, second]
+            }
+        }
+    }
+
+    /// The LLVM IR text of bitcode (`opt -S`), to read its function headers.
+    pub fn disassemble_bitcode(&self, bitcode: &[u8]) -> Result<String, Error> {
+        let dir = self.cache_dir.join("mlir");
+        std::fs::create_dir_all(&dir).map_err(|e| MlirError::io(format!("creating {}", dir.display()), e))?;
+        let tmp = TempDir::new(&dir, "dis")?;
+        std::fs::write(tmp.0.join("input.bc"), bitcode).map_err(|e| MlirError::io("writing input.bc", e))?;
+        run_capture(&self.tools.opt, &["-S", "input.bc", "-o", "input.ll"].map(OsStr::new), Some(&tmp.0))?;
+        Ok(std::fs::read_to_string(tmp.0.join("input.ll")).map_err(|e| MlirError::io("reading input.ll", e))?)
+    }
+
+    /// The shared library compiled from `input` at `level` (MLIR source,
+    /// LLVM-dialect MLIR, LLVM IR text or bitcode: the stages already done
+    /// are skipped) with `options`, linked with `link` (from the cache
+    /// when there). A compile of more than a second shows its stage and
+    /// elapsed time on stderr when that is a terminal.
+    pub fn compile_input(
+        &self,
+        input_bytes: &[u8],
+        level: InputLevel,
+        link: &LinkInputs,
+        options: &CompileOptions,
+    ) -> Result<PathBuf, Error> {
+        if level.is_llvm() && options.pipeline.is_some() {
+            return Err(Error::invalid_argument(format!(
+                "a custom pipeline applies to MLIR source with func.func functions; this input is {level}, \
+                 past the pipeline"
+            )));
+        }
+        let source: std::borrow::Cow<'_, str> = match level {
+            // Bitcode is keyed by its bytes in hex (no two inputs share a text).
+            InputLevel::Bitcode => input_bytes.iter().map(|b| format!("{b:02x}")).collect::<String>().into(),
+            _ => std::str::from_utf8(input_bytes)
+                .map_err(|e| Error::invalid_argument(format!("the {level} input is not UTF-8 text: {e}")))?
+                .into(),
+        };
+        let source: &str = &source;
+        let key_text = self.key_text_at(source, level, link, options);
         let key = format!("{:032x}", fnv1a_128(key_text.as_bytes()));
         let dir = self.cache_dir.join("mlir");
         let so = dir.join(format!("lib{key}.so"));
@@ -383,31 +558,55 @@ impl Compiler {
         let tmp = TempDir::new(&dir, &key)?;
         let t = &self.tools;
         let p = |name: &str| tmp.0.join(name);
-        let input = options.input_name();
-        std::fs::write(p(&input), source).map_err(|e| MlirError::io(format!("writing {input}"), e))?;
-        let front = front_passes(source, options);
-        let mut args: Vec<&OsStr> = vec![OsStr::new(&input)];
-        args.extend(front.iter().map(OsStr::new));
-        // MLIR 19's arith-expand has no small-float options.
-        args.extend(
-            PIPELINE
-                .iter()
-                .map(|p| if t.version < 22 && p.starts_with("--arith-expand=") { "--arith-expand" } else { p })
-                .map(OsStr::new),
-        );
-        // Locations travel to the LLVM dialect so that a translation error
-        // still names the user's line; a failing pass names itself.
-        args.extend(["--mlir-print-debuginfo", "--mlir-print-ir-after-failure", "-o", "lowered.mlir"].map(OsStr::new));
-        run_capture(&t.mlir_opt, &args, Some(&tmp.0)).map_err(|e| pipeline_error(e, options))?;
-        run_capture(
-            &t.mlir_translate,
-            &["--mlir-to-llvmir", "lowered.mlir", "-o", "module.ll"].map(OsStr::new),
-            Some(&tmp.0),
-        )
-        .map_err(|e| pipeline_error(e, options))?;
-        let lowered = std::fs::read_to_string(p("lowered.mlir")).unwrap_or_default();
+        let label = options
+            .source_path
+            .as_deref()
+            .and_then(Path::file_name)
+            .map_or_else(|| "the module".to_owned(), |n| n.to_string_lossy().into_owned());
+        let progress = Progress::start(&label);
+        let mut ir_input = "module.ll";
+        let mut lowered = String::new();
+        match level {
+            InputLevel::Mlir => {
+                let input = options.input_name();
+                std::fs::write(p(&input), input_bytes).map_err(|e| MlirError::io(format!("writing {input}"), e))?;
+                for stage in self.opt_stages(source, options) {
+                    progress.stage(if options.pipeline.is_some() && stage[0] != "high.mlir" {
+                        "mlir-opt (your pipeline)"
+                    } else {
+                        "mlir-opt"
+                    });
+                    let args: Vec<&OsStr> = stage.iter().map(OsStr::new).collect();
+                    run_capture(&t.mlir_opt, &args, Some(&tmp.0)).map_err(|e| pipeline_error(e, options))?;
+                }
+            }
+            InputLevel::LlvmDialect => {
+                std::fs::write(p("lowered.mlir"), input_bytes).map_err(|e| MlirError::io("writing lowered.mlir", e))?;
+            }
+            InputLevel::LlvmIr => {
+                std::fs::write(p("input.ll"), input_bytes).map_err(|e| MlirError::io("writing input.ll", e))?;
+                lowered = source.to_owned();
+                ir_input = "input.ll";
+            }
+            InputLevel::Bitcode => {
+                std::fs::write(p("input.bc"), input_bytes).map_err(|e| MlirError::io("writing input.bc", e))?;
+                ir_input = "input.bc";
+            }
+        }
+        if matches!(level, InputLevel::Mlir | InputLevel::LlvmDialect) {
+            progress.stage("mlir-translate");
+            run_capture(
+                &t.mlir_translate,
+                &["--mlir-to-llvmir", "lowered.mlir", "-o", "module.ll"].map(OsStr::new),
+                Some(&tmp.0),
+            )
+            .map_err(|e| pipeline_error(e, options))?;
+            lowered = std::fs::read_to_string(p("lowered.mlir")).unwrap_or_default();
+        }
         let triple = format!("-mtriple={}", t.triple);
-        run_capture(&t.opt, &["-O2", &triple, "module.ll", "-o", "module.bc"].map(OsStr::new), Some(&tmp.0))?;
+        progress.stage("opt -O2");
+        run_capture(&t.opt, &["-O2", &triple, ir_input, "-o", "module.bc"].map(OsStr::new), Some(&tmp.0))?;
+        progress.stage("llc");
         run_capture(
             &t.llc,
             &["-O2", &triple, "--relocation-model=pic", "-filetype=obj", "module.bc", "-o", "module.o"].map(OsStr::new),
@@ -444,7 +643,9 @@ impl Compiler {
             }
         }
         let link_refs: Vec<&OsStr> = link_args.iter().map(|a| a.as_os_str()).collect();
+        progress.stage("cc -shared");
         run_capture(&t.cc, &link_refs, Some(&tmp.0))?;
+        drop(progress);
         std::fs::write(p("key"), &key_text).map_err(|e| MlirError::io("writing the cache key", e))?;
         // Publish: key first, then the library, each by an atomic rename.
         std::fs::rename(p("key"), &key_file)
@@ -462,7 +663,7 @@ fflush(stdout);\n  fputs(s, stderr);\n  fputc('\\n', stderr);\n  fflush(stderr);
 
 /// True when the LLVM-dialect text declares or defines `@name`.
 fn declares(lowered: &str, name: &str) -> bool {
-    lowered.contains(&format!("llvm.func @{name}("))
+    lowered.contains(&format!("llvm.func @{name}(")) || lowered.contains(&format!(" @{name}("))
 }
 
 /// MLIR's async runtime library of the toolchain's version (package `libmlir-N`).

@@ -127,6 +127,7 @@ impl Reader<'_> {
 }
 
 const SHT_DYNSYM: u32 = 11;
+const SHT_NOBITS: u32 = 8;
 const SECTION_HEADER_SIZE: usize = 64;
 const SYMBOL_SIZE: usize = 24;
 
@@ -188,6 +189,40 @@ impl<'a> ElfFile<'a> {
             dynsym = Some((off, size / SYMBOL_SIZE));
         }
         Ok(ElfFile { data, big_endian, dynsym, dynstr })
+    }
+
+    /// The contents of the section named `name` (`.fnabi_abi`), read
+    /// through the section header table and its name table, every offset
+    /// checked; `None` when there is no such section or it has no bytes
+    /// in the file (`SHT_NOBITS`).
+    pub fn section(&self, name: &str) -> Result<Option<&'a [u8]>, ParseError> {
+        let r = Reader { data: self.data, be: self.big_endian };
+        let shoff = usize::try_from(r.u64(0x28)?).map_err(|_| err(0x28, "a section header offset inside the file"))?;
+        let shnum = usize::from(r.u16(0x3c)?);
+        let shstrndx = usize::from(r.u16(0x3e)?);
+        if shoff == 0 || shnum == 0 || shstrndx >= shnum {
+            return Ok(None);
+        }
+        let header = |k: usize| shoff.checked_add(k * SECTION_HEADER_SIZE).ok_or_else(|| err(0x28, "section headers"));
+        let sh = header(shstrndx)?;
+        let (names, names_size) =
+            r.range(r.u64(sh + 24)?, r.u64(sh + 32)?, sh + 24, "a section name table inside the file")?;
+        let table = &self.data[names..names + names_size];
+        for k in 0..shnum {
+            let h = header(k)?;
+            let at = r.u32(h)? as usize;
+            let Some(rest) = table.get(at..) else { continue };
+            let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
+            if &rest[..end] != name.as_bytes() {
+                continue;
+            }
+            if r.u32(h + 4)? == SHT_NOBITS {
+                return Ok(None);
+            }
+            let (off, size) = r.range(r.u64(h + 24)?, r.u64(h + 32)?, h + 24, "a section inside the file")?;
+            return Ok(Some(&self.data[off..off + size]));
+        }
+        Ok(None)
     }
 
     /// Number of dynamic symbols (including the null symbol 0).

@@ -27,16 +27,19 @@
 //!
 //! Calls always use the exact MLIR types, so nothing is lost by the mapping.
 
+pub mod abi_embed;
 mod args;
 pub mod call;
 pub mod compile;
 pub mod elf;
 pub mod externals;
 pub mod host;
+pub mod llvm_level;
 mod loader;
 pub mod memref;
 pub mod module;
 mod program;
+mod progress;
 pub mod runtime_utils;
 mod trampoline;
 
@@ -47,6 +50,7 @@ pub use call::{BoundCall, MlirFunction, MlirLibrary, PreparedMlirCall, Results};
 pub use compile::{CompileOptions, Compiler, LinkInputs, Toolchain};
 pub use externals::{External, Externals, Provider};
 pub use host::{HostArgs, HostError, HostFunctions, HostPanic, HostResult};
+pub use llvm_level::{InputLevel, LlvmFunctions};
 pub use module::{MlirBackend, MlirModule};
 pub use runtime_utils::RuntimeUtils;
 pub use signature::{

@@ -97,13 +97,49 @@ impl MlirLibrary {
         let scanned = scan_functions(mlir_source)?;
         let source = scanned.read_only_source(mlir_source);
         let mut externals = Externals::resolve(&scanned.decls, host, &runtime)?;
-        let so = compiler.compile_with_options(&source, &externals.link_inputs(&runtime), options)?;
+        let mut link = externals.link_inputs(&runtime);
+        if options.embed_abi {
+            let glue = crate::abi_embed::abi_glue(&crate::abi_embed::abi_text(&scanned.decls));
+            link.c_glue = Some(link.c_glue.unwrap_or_default() + &glue);
+        }
+        let so = compiler.compile_with_options(&source, &link, options)?;
         externals.mark_references(&so)?;
         externals.check()?;
         let skipped = scanned.skipped.into_iter().map(|(name, e)| (name, e.to_string())).collect();
         // SAFETY: compiled from this source just now; the rest is the caller's.
         let lib = unsafe { load(&so, scanned.decls, host) }?;
         Ok(lib.with_skipped(skipped))
+    }
+
+    /// Compiles an LLVM-level module (`level`: LLVM-dialect MLIR, LLVM IR
+    /// text or bitcode; the pipeline's stages already done are skipped)
+    /// and loads it, with MLIR's runtime utility libraries linked where it
+    /// calls them (`vector.print` lowers to `printF32`, …). Returns the
+    /// library and the module's function headers (from its text; bitcode
+    /// is disassembled with `opt -S`).
+    ///
+    /// # Safety
+    /// As for [`compile`](MlirLibrary::compile).
+    pub unsafe fn compile_llvm_level(
+        input: &[u8],
+        level: crate::llvm_level::InputLevel,
+        options: &CompileOptions,
+    ) -> Result<(MlirLibrary, crate::llvm_level::LlvmFunctions), Error> {
+        let compiler = Compiler::new()?;
+        let runtime = RuntimeUtils::for_toolchain(compiler.toolchain())?;
+        let link = crate::compile::LinkInputs {
+            c_glue: None,
+            libraries: runtime.libraries().iter().map(|l| l.path().to_path_buf()).collect(),
+        };
+        let so = compiler.compile_input(input, level, &link, options)?;
+        let text = match level {
+            crate::llvm_level::InputLevel::Bitcode => compiler.disassemble_bitcode(input)?,
+            _ => String::from_utf8_lossy(input).into_owned(),
+        };
+        let functions = crate::llvm_level::LlvmFunctions::scan(&text);
+        // SAFETY: compiled from this input just now; the rest is the caller's.
+        let lib = unsafe { load(&so, Vec::new(), &HostFunctions::new()) }?;
+        Ok((lib, functions))
     }
 
     /// Loads a shared library whose external functions (host slots, from

@@ -29,6 +29,7 @@ use super::{MlirError, signature::Visibility};
 use crate::args::Arg;
 use crate::call::{MlirFunction, MlirLibrary, PreparedMlirCall, Returned};
 use crate::compile::CompileOptions;
+use crate::llvm_level::{InputLevel, LlvmFunctions};
 use fnabi_abi::attrs::AbiAttributes;
 use fnabi_abi::mlir::types::{FunctionType, MlirType};
 use fnabi_abi::raw::{BufferType, Dim, RawSignature, RawType};
@@ -44,11 +45,14 @@ use fnabi_core::structure::{Plan, Structure, StructureError, StructureErrorKind}
 use fnabi_core::value::{Dict, Value};
 use smallvec::SmallVec;
 use std::path::Path;
+use std::sync::Arc;
 
 /// A loaded module of MLIR-compiled code whose functions are [`Function`]s.
 #[derive(Clone, Debug)]
 pub struct MlirModule {
     lib: MlirLibrary,
+    /// The function headers of an LLVM-level input (see [`crate::llvm_level`]).
+    llvm: Option<Arc<LlvmFunctions>>,
 }
 
 impl MlirModule {
@@ -70,18 +74,53 @@ impl MlirModule {
     ///
     /// # Safety
     /// As for [`load`](MlirModule::load).
+    ///
+    /// Every level of input is taken: `.mlir` source (tensor or memref
+    /// level), LLVM-dialect `.mlir` (functions are `llvm.func`), LLVM IR
+    /// (`.ll`) and bitcode (`.bc`) skip the stages already done (see
+    /// [`crate::llvm_level`]); a shared library is opened, typed by the ABI
+    /// that `fnabi compile` embeds (see [`crate::abi_embed`]) when it has one.
     pub unsafe fn load_with(path: impl AsRef<Path>, options: &CompileOptions) -> Result<MlirModule, Error> {
         let path = path.as_ref();
-        if path.extension().is_some_and(|e| e == "mlir") {
-            let src = std::fs::read_to_string(path)
-                .map_err(|e| MlirError::io(format!("cannot read {}", path.display()), e))?;
-            let options = options.clone().with_source_path(path);
-            // SAFETY: forwarded to the caller.
-            unsafe { MlirModule::compile_with_options(&src, &options) }
+        let ext = path.extension().and_then(|e| e.to_str());
+        let is_library = |bytes: &[u8]| bytes.starts_with(b"\x7fELF");
+        let bytes = if matches!(ext, Some("mlir" | "ll" | "bc")) {
+            Some(std::fs::read(path).map_err(|e| MlirError::io(format!("cannot read {}", path.display()), e))?)
         } else {
-            // SAFETY: forwarded to the caller.
-            Ok(MlirModule { lib: unsafe { MlirLibrary::open(path) }? })
+            None
+        };
+        let Some(bytes) = bytes.filter(|b| !is_library(b)) else {
+            let bytes = std::fs::read(path).map_err(|e| MlirError::io(format!("cannot read {}", path.display()), e))?;
+            // A library fnabi compiled carries its ABI; read from the file
+            // (no code runs) and checked before loading.
+            let lib = match crate::abi_embed::read_abi_text(&bytes).ok().flatten() {
+                // SAFETY: forwarded to the caller.
+                Some(text) => unsafe { MlirLibrary::open_with_source(path, &text) }?,
+                // SAFETY: forwarded to the caller.
+                None => unsafe { MlirLibrary::open(path) }?,
+            };
+            return Ok(MlirModule { lib, llvm: None });
+        };
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Err(Error::invalid_argument(format!("{} is empty: there is nothing to compile", path.display())));
         }
+        let options = options.clone().with_source_path(path);
+        let level = InputLevel::detect(ext, &bytes);
+        if level.is_llvm() {
+            // SAFETY: forwarded to the caller.
+            let (lib, functions) = unsafe { MlirLibrary::compile_llvm_level(&bytes, level, &options) }?;
+            return Ok(MlirModule { lib, llvm: Some(Arc::new(functions)) });
+        }
+        let src = String::from_utf8(bytes)
+            .map_err(|e| Error::invalid_argument(format!("{} is not UTF-8 text: {e}", path.display())))?;
+        if !src.contains("func.func") {
+            return Err(Error::invalid_argument(format!(
+                "{} has no function to call: no `func.func` (MLIR source) or `llvm.func` (LLVM dialect) in it",
+                path.display()
+            )));
+        }
+        // SAFETY: forwarded to the caller.
+        unsafe { MlirModule::compile_with_options(&src, &options) }
     }
 
     /// Compiles MLIR source text (cached) and loads it.
@@ -90,7 +129,7 @@ impl MlirModule {
     /// As for [`MlirLibrary::compile`].
     pub unsafe fn compile(source: &str) -> Result<MlirModule, Error> {
         // SAFETY: forwarded to the caller.
-        Ok(MlirModule { lib: unsafe { MlirLibrary::compile(source) }? })
+        Ok(MlirModule { lib: unsafe { MlirLibrary::compile(source) }?, llvm: None })
     }
 
     /// Compiles MLIR source text with `options` (cached) and loads it.
@@ -100,12 +139,18 @@ impl MlirModule {
     pub unsafe fn compile_with_options(source: &str, options: &CompileOptions) -> Result<MlirModule, Error> {
         let host = super::HostFunctions::new();
         // SAFETY: forwarded to the caller.
-        Ok(MlirModule { lib: unsafe { MlirLibrary::compile_with_options(source, &host, options) }? })
+        Ok(MlirModule { lib: unsafe { MlirLibrary::compile_with_options(source, &host, options) }?, llvm: None })
     }
 
     /// A module over an already loaded library.
     pub fn from_library(lib: MlirLibrary) -> MlirModule {
-        MlirModule { lib }
+        MlirModule { lib, llvm: None }
+    }
+
+    /// The function headers of an LLVM-level input (`None` for MLIR source
+    /// and libraries).
+    pub fn llvm_functions(&self) -> Option<&LlvmFunctions> {
+        self.llvm.as_deref()
     }
 
     /// The library.
@@ -117,6 +162,9 @@ impl MlirModule {
     /// the source, or, for a library without its source, the functions it
     /// exports through `_mlir_ciface_` wrappers.
     pub fn function_names(&self) -> Result<Vec<String>, Error> {
+        if let Some(llvm) = &self.llvm {
+            return Ok(llvm.callable());
+        }
         let decls = self.lib.declarations();
         if !decls.is_empty() {
             return Ok(decls
@@ -134,6 +182,11 @@ impl MlirModule {
     /// The function `name`, typed and structured by its `func.func` header
     /// and ABI attributes.
     pub fn function(&self, name: &str) -> Result<Function, Error> {
+        if let Some(llvm) = &self.llvm {
+            let entry = llvm.entry(name).map_err(MlirError::NotFound)?;
+            let f = self.lib.function_at(name, &entry.symbol, entry.ty)?;
+            return Ok(Function::new(MlirBackend::new(f, &self.lib)?));
+        }
         let f = self.lib.function(name)?;
         Ok(Function::new(MlirBackend::new(f, &self.lib)?))
     }
@@ -142,8 +195,35 @@ impl MlirModule {
     /// signature given as an MLIR function type
     /// (`(memref<?xf32>, f32) -> memref<?xf32>`) or a mangled raw signature
     /// (`I8!B4!d-1R…`, buffers become identity-layout memrefs).
+    ///
+    /// A signature that contradicts what the module says of `name` is an
+    /// error: its `func.func` header (source, or the ABI a library
+    /// embeds; a mangled signature is compared with the function's raw
+    /// signature) or an LLVM-level module's header of it.
     pub fn function_with_signature(&self, name: &str, signature: &str) -> Result<Function, Error> {
         let ty = parse_signature(signature)?;
+        if let Some(llvm) = &self.llvm {
+            let entry = llvm.entry_with_type(name, ty).map_err(Error::invalid_argument)?;
+            let f = self.lib.function_at(name, &entry.symbol, entry.ty)?;
+            return Ok(Function::new(MlirBackend::new(f, &self.lib)?));
+        }
+        if let Some(d) = self.lib.declarations().iter().find(|d| d.name == name && d.has_body) {
+            let known = MlirBackend::new(self.lib.function(name)?, &self.lib)?;
+            let (given, has) = if signature.trim().starts_with('(') {
+                (ty.to_string(), d.ty.to_string())
+            } else {
+                (RawSignature::parse(signature.trim())?.to_string(), known.raw_signature().to_string())
+            };
+            if given != has {
+                let whose = if self.lib.path().extension().is_some_and(|e| e == "so") {
+                    format!("the ABI embedded in {}", self.lib.path().display())
+                } else {
+                    "its source".to_owned()
+                };
+                return Err(Error::mismatch(format!("the --signature of @{name}, by {whose}"), has, given));
+            }
+            return Ok(Function::new(known));
+        }
         let f = self.lib.function_with_type(name, ty)?;
         Ok(Function::new(MlirBackend::new(f, &self.lib)?))
     }

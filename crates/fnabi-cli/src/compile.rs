@@ -1,0 +1,55 @@
+//! `fnabi compile FILE.mlir -o lib.so`: compile a module to a
+//! self-describing shared library, which carries the ABI of its functions
+//! (see `fnabi::mlir::abi_embed`), so that `fnabi run lib.so -f f` and
+//! `fnabi inspect lib.so` need no `--signature`.
+
+use crate::CliError;
+use clap::Args;
+use fnabi::mlir::{CompileOptions, HostFunctions, MlirLibrary};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct CompileArgs {
+    /// The MLIR source (`.mlir`, tensor or memref level).
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// Where to write the shared library.
+    #[arg(long, short = 'o', value_name = "LIB.so")]
+    output: PathBuf,
+    /// Your own pass pipeline in place of fnabi's high-level passes (as `fnabi run --pipeline`).
+    #[arg(long, value_name = "PIPELINE")]
+    pipeline: Option<String>,
+    /// Instrument the code with MLIR's runtime op verification.
+    #[arg(long)]
+    runtime_verification: bool,
+}
+
+pub fn compile(args: CompileArgs) -> Result<ExitCode, CliError> {
+    let shown = args.file.display();
+    let source = std::fs::read_to_string(&args.file).map_err(|e| CliError(format!("cannot read {shown}: {e}")))?;
+    if source.trim().is_empty() {
+        return Err(CliError(format!("{shown} is empty: there is nothing to compile")));
+    }
+    if !source.contains("func.func") {
+        return Err(CliError(format!(
+            "{shown} has no func.func function: `fnabi compile` takes MLIR source (LLVM-level inputs run with `fnabi run`)"
+        )));
+    }
+    let mut options =
+        CompileOptions::default().with_runtime_verification(args.runtime_verification).with_source_path(&args.file);
+    options.embed_abi = true;
+    if let Some(p) = args.pipeline {
+        options = options.with_pipeline(p);
+    }
+    // SAFETY: compiling loads the library (its initialisers run, none of
+    // its functions is called); the user vouches for the source.
+    let lib = unsafe { MlirLibrary::compile_with_options(&source, &HostFunctions::new(), &options) }?;
+    let tmp = args.output.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::copy(lib.path(), &tmp).map_err(|e| CliError(format!("cannot write {}: {e}", tmp.display())))?;
+    std::fs::rename(&tmp, &args.output)
+        .map_err(|e| CliError(format!("cannot write {}: {e}", args.output.display())))?;
+    let names: Vec<&str> = lib.declarations().iter().filter(|d| d.has_body).map(|d| d.name.as_str()).collect();
+    eprintln!("fnabi: wrote {} ({} function(s): {})", args.output.display(), names.len(), names.join(", "));
+    Ok(ExitCode::SUCCESS)
+}

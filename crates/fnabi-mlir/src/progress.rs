@@ -1,0 +1,84 @@
+//! The progress line of a long compile: after a second, the stage that
+//! runs and the elapsed time, redrawn on stderr — only when stderr is a
+//! terminal (never in pipes, logs or tests), and erased when the compile ends.
+
+use std::io::{IsTerminal, Write};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a compile runs before its progress shows.
+const QUIET_FOR: Duration = Duration::from_secs(1);
+
+struct State {
+    stage: String,
+    done: bool,
+}
+
+/// A running compile's progress line (a no-op off a terminal).
+pub(crate) struct Progress {
+    shared: Option<Arc<(Mutex<State>, Condvar)>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Progress {
+    /// Starts timing the compile of `label`.
+    pub(crate) fn start(label: &str) -> Progress {
+        if !std::io::stderr().is_terminal() || std::env::var_os("FNABI_NO_PROGRESS").is_some() {
+            return Progress { shared: None, thread: None };
+        }
+        let shared = Arc::new((Mutex::new(State { stage: "starting".into(), done: false }), Condvar::new()));
+        let theirs = shared.clone();
+        let label = label.to_owned();
+        let thread = std::thread::Builder::new()
+            .name("fnabi-progress".into())
+            .spawn(move || {
+                let start = Instant::now();
+                let (lock, cv) = &*theirs;
+                let mut shown = false;
+                let mut state = lock.lock().unwrap_or_else(|p| p.into_inner());
+                loop {
+                    let wait = if start.elapsed() < QUIET_FOR { QUIET_FOR } else { Duration::from_millis(200) };
+                    state = cv.wait_timeout(state, wait).unwrap_or_else(|p| p.into_inner()).0;
+                    if state.done {
+                        break;
+                    }
+                    let elapsed = start.elapsed();
+                    if elapsed >= QUIET_FOR {
+                        let mut err = std::io::stderr().lock();
+                        let _ = write!(
+                            err,
+                            "\r\x1b[Kfnabi: compiling {label}: {} ({:.1} s)",
+                            state.stage,
+                            elapsed.as_secs_f64()
+                        );
+                        let _ = err.flush();
+                        shown = true;
+                    }
+                }
+                if shown {
+                    let _ = write!(std::io::stderr().lock(), "\r\x1b[K");
+                }
+            })
+            .ok();
+        Progress { shared: Some(shared), thread }
+    }
+
+    /// The stage now running (`mlir-opt`, `llc`, …).
+    pub(crate) fn stage(&self, stage: &str) {
+        if let Some(s) = &self.shared {
+            s.0.lock().unwrap_or_else(|p| p.into_inner()).stage = stage.to_owned();
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(s) = &self.shared {
+            s.0.lock().unwrap_or_else(|p| p.into_inner()).done = true;
+            s.1.notify_all();
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
