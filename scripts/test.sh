@@ -10,7 +10,7 @@ cargo test --workspace --all-targets --locked
 cargo test --workspace --doc --locked
 # The calls into compiled MLIR code, under valgrind: no memory errors and
 # nothing definitely lost (callee-allocated results must be freed once).
-for t in mlir_call mlir_function mlir_host mlir_tensor mlir_dialects; do
+for t in mlir_call mlir_function mlir_host mlir_tensor mlir_dialects mlir_entry; do
   bin=$(cargo test -p fnabi --test "$t" --locked --no-run --message-format=json 2>/dev/null \
     | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
   [ -n "$bin" ] || { echo "fnabi: could not locate the $t test binary" >&2; exit 1; }

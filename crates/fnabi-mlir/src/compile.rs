@@ -143,6 +143,12 @@ impl CompileOptions {
         self
     }
 
+    /// Options that embed (or not) the functions' ABI in the library.
+    pub fn with_embedded_abi(mut self, on: bool) -> Self {
+        self.embed_abi = on;
+        self
+    }
+
     /// Options naming the source file.
     pub fn with_source_path(mut self, path: impl Into<PathBuf>) -> Self {
         self.source_path = Some(path.into());

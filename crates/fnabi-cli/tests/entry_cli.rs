@@ -1,0 +1,159 @@
+//! `fnabi compile`, `fnabi run --pipeline/--print-pipeline`, tool
+//! discovery and one-line messages, end to end through the binary: a
+//! self-describing library runs and inspects without `--signature` and
+//! refuses one that contradicts it; unsuffixed tools found through
+//! `FNABI_MLIR_TOOLS` and on `PATH` (a temporary folder of links to
+//! Debian's suffixed tools, with a fresh cache so that they really run).
+//! Expected values are computed by hand.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(p)
+}
+
+fn fnabi(args: &[&str]) -> (bool, String, String) {
+    common::fnabi(args, "")
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("fnabi-entry-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+const STRUCTURED: &str = "crates/fnabi/tests/mlir/structured.mlir";
+
+#[test]
+fn compiled_libraries_describe_themselves() {
+    let d = tmpdir("compile");
+    let lib = d.join("structured.so");
+    let (src, lib_s) = (repo(STRUCTURED), lib.to_str().unwrap().to_owned());
+    let (ok, _, err) = fnabi(&["compile", src.to_str().unwrap(), "-o", &lib_s]);
+    assert!(ok, "{err}");
+    assert!(err.contains("wrote") && err.contains("scale_kw"), "{err}");
+    // No --signature: the library says what its functions take.
+    let (ok, out, err) = fnabi(&["run", &lib_s, "-f", "scale_kw", "-i", "3", "-i", "3xf32=1 -2 0.5"]);
+    assert!(ok, "{err}");
+    assert_eq!(out, "3xf32=3 -6 1.5\n");
+    let (ok, out, err) = fnabi(&["inspect", &lib_s]);
+    assert!(ok, "{err}");
+    assert!(out.contains("embedded ABI"), "{out}");
+    assert!(out.contains("public @scale_kw(memref<?xf32>, f32) -> (memref<?xf32>)"), "{out}");
+    assert!(out.contains("sip: ({\"scale\": $1, \"x\": $0}) -> $0"), "{out}");
+    // The same signature is accepted; a contradicting one is an error.
+    let sig = "(memref<?xf32>, f32) -> memref<?xf32>";
+    let (ok, out, err) = fnabi(&["run", &lib_s, "-f", "scale_kw", "--signature", sig, "-i", "2", "-i", "2xf32=1 2"]);
+    assert!(ok && out == "2xf32=2 4\n", "{out} {err}");
+    let bad = "(memref<?xf64>, f64) -> memref<?xf64>";
+    let (ok, out, err) = fnabi(&["run", &lib_s, "-f", "scale_kw", "--signature", bad, "-i", "2", "-i", "2xf64=1 2"]);
+    assert!(!ok && out.is_empty(), "{out}");
+    assert!(err.contains("contradicts") || err.contains("the ABI embedded in"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // (Buffer<float32[?]>, float64) -> (Buffer<float32[?]>): the scale as f64.
+    let raw_bad = "I12!B4!d-1S3!t2R7!B4!d-1";
+    let (ok, _, err) = fnabi(&["run", &lib_s, "-f", "scale_kw", "--signature", raw_bad, "-i", "2", "-i", "2xf32=1 2"]);
+    assert!(!ok && err.contains("the ABI embedded in"), "{err}");
+}
+
+#[test]
+fn custom_pipelines_run_and_print() {
+    let src = repo(STRUCTURED);
+    let pipeline = "builtin.module(func.func(convert-linalg-to-loops))";
+    let (ok, out, err) = fnabi(&[
+        "run",
+        src.to_str().unwrap(),
+        "-f",
+        "scale_kw",
+        "--pipeline",
+        pipeline,
+        "--print-pipeline",
+        "-i",
+        "0.5",
+        "-i",
+        "4xf32=2 4 -6 8",
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(out, "4xf32=1 2 -3 4\n");
+    assert!(err.contains(&format!("--pass-pipeline={pipeline}")), "{err}");
+    assert!(err.contains("--llvm-request-c-wrappers --convert-scf-to-cf"), "{err}");
+    // A pipeline mlir-opt refuses is its error, naming the pass.
+    let (ok, _, err) =
+        fnabi(&["run", src.to_str().unwrap(), "-f", "scale_kw", "--pipeline", "builtin.module(no-such-pass)"]);
+    assert!(!ok && err.contains("no-such-pass"), "{err}");
+}
+
+#[test]
+fn empty_and_headerless_files_say_so() {
+    let d = tmpdir("empty");
+    let empty = d.join("empty.mlir");
+    std::fs::write(&empty, "  \n").unwrap();
+    let (ok, _, err) = fnabi(&["run", empty.to_str().unwrap()]);
+    assert!(!ok && err.contains("is empty") && err.lines().count() == 1, "{err}");
+    let bare = d.join("bare.mlir");
+    std::fs::write(&bare, "// only a comment\nmodule {\n}\n").unwrap();
+    let (ok, _, err) = fnabi(&["run", bare.to_str().unwrap()]);
+    assert!(!ok && err.contains("no function to call") && err.lines().count() == 1, "{err}");
+}
+
+/// A folder of unsuffixed links to the suffixed tools of `v`.
+fn unsuffixed_tools(name: &str, v: u32) -> PathBuf {
+    let d = tmpdir(name);
+    for t in ["mlir-opt", "mlir-translate", "opt", "llc", "llvm-config"] {
+        let target = Path::new("/usr/bin").join(format!("{t}-{v}"));
+        assert!(target.is_file(), "{} is missing: apt-get install mlir-{v}-tools llvm-{v}", target.display());
+        std::os::unix::fs::symlink(&target, d.join(t)).unwrap();
+    }
+    d
+}
+
+fn version() -> u32 {
+    [22, 19]
+        .into_iter()
+        .find(|v| Path::new(&format!("/usr/bin/mlir-opt-{v}")).is_file())
+        .expect("the MLIR tools: apt-get install mlir-22-tools llvm-22 (scripts/test.sh installs them)")
+}
+
+fn run_with_env(envs: &[(&str, &Path)], path: &str) -> (bool, String, String) {
+    let src = repo(STRUCTURED);
+    let out = Command::new(env!("CARGO_BIN_EXE_fnabi"))
+        .args(["run", src.to_str().unwrap(), "-f", "scale_kw", "-i", "2", "-i", "2xf32=1 2", "--print-pipeline"])
+        .envs(envs.iter().map(|(k, v)| (*k, v.as_os_str())))
+        .env("PATH", path)
+        .env("CC", "/usr/bin/cc")
+        .output()
+        .unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn tools_are_found_in_fnabi_mlir_tools_and_unsuffixed_on_path() {
+    let v = version();
+    let tools = unsuffixed_tools("tools", v);
+    // FNABI_MLIR_TOOLS names the folder (PATH has no MLIR tools at all).
+    let cache = tmpdir("cache1");
+    // (PATH has Debian's suffixed tools, which FNABI_MLIR_TOOLS overrides.)
+    let (ok, out, err) = run_with_env(&[("FNABI_MLIR_TOOLS", &tools), ("FNABI_CACHE_DIR", &cache)], "/usr/bin:/bin");
+    assert!(ok, "{err}");
+    assert_eq!(out, "2xf32=2 4\n");
+    assert!(err.contains("\n  mlir-opt input.mlir") || err.contains("\n  mlir-opt structured.mlir"), "{err}");
+    // Unsuffixed tools on PATH (beside a folder with only the C toolchain).
+    let cc = tmpdir("cc");
+    for t in ["cc", "as", "ld"] {
+        std::os::unix::fs::symlink(Path::new("/usr/bin").join(t), cc.join(t)).unwrap();
+    }
+    let cache = tmpdir("cache2");
+    let path = format!("{}:{}", tools.display(), cc.display());
+    let (ok, out, err) = run_with_env(&[("FNABI_CACHE_DIR", &cache)], &path);
+    assert!(ok, "{err}");
+    assert_eq!(out, "2xf32=2 4\n");
+    assert!(err.contains("\n  mlir-opt "), "{err}");
+    // A folder without the tools is named in the error.
+    let empty = tmpdir("no-tools");
+    let (ok, _, err) = run_with_env(&[("FNABI_MLIR_TOOLS", &empty), ("FNABI_CACHE_DIR", &cache)], "/usr/bin");
+    assert!(!ok && err.contains("FNABI_MLIR_TOOLS") && err.contains("no-tools"), "{err}");
+}
