@@ -242,8 +242,12 @@ fn print_pipeline(
     let ext = path.and_then(|p| p.extension()).and_then(|e| e.to_str());
     let level = fnabi::mlir::InputLevel::detect(ext, &bytes);
     let compiler = fnabi::mlir::Compiler::new()?;
+    let options = match path {
+        Some(p) => options.clone().with_source_path(p),
+        None => options.clone(),
+    };
     eprintln!("fnabi: pipeline for {level}:");
-    for line in compiler.describe_pipeline(&String::from_utf8_lossy(&bytes), level, options) {
+    for line in compiler.describe_pipeline(&String::from_utf8_lossy(&bytes), level, &options) {
         eprintln!("  {line}");
     }
     Ok(())
