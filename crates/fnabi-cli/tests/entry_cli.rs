@@ -157,3 +157,35 @@ fn tools_are_found_in_fnabi_mlir_tools_and_unsuffixed_on_path() {
     let (ok, _, err) = run_with_env(&[("FNABI_MLIR_TOOLS", &empty), ("FNABI_CACHE_DIR", &cache)], "/usr/bin");
     assert!(!ok && err.contains("FNABI_MLIR_TOOLS") && err.contains("no-tools"), "{err}");
 }
+
+#[test]
+fn compiles_show_progress_on_a_terminal_only() {
+    let src = repo(STRUCTURED);
+    let cmd = format!("{} run {} -f scale_kw -i 2 -i '2xf32=1 2'", env!("CARGO_BIN_EXE_fnabi"), src.to_str().unwrap());
+    // `script` (util-linux) gives the command a terminal; a fresh cache
+    // makes it compile; the threshold 0 makes the line show at once.
+    let run = |terminal: bool| {
+        let cache = tmpdir(if terminal { "progress-tty" } else { "progress-pipe" });
+        let mut c = if terminal {
+            let mut c = Command::new("script");
+            c.args(["-qec", &cmd, "/dev/null"]);
+            c
+        } else {
+            let mut c = Command::new("sh");
+            c.args(["-c", &cmd]);
+            c
+        };
+        let out = c
+            .env("FNABI_CACHE_DIR", &cache)
+            .env("FNABI_PROGRESS_AFTER_MS", "0")
+            .output()
+            .expect("script (apt-get install bsdutils)");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    let tty = run(true);
+    assert!(tty.contains("fnabi: compiling structured.mlir: "), "{tty:?}");
+    assert!(tty.contains("2xf32=2 4"), "{tty:?}");
+    let piped = run(false);
+    assert_eq!(piped, "2xf32=2 4\n");
+}

@@ -1,13 +1,18 @@
-//! The progress line of a long compile: after a second, the stage that
-//! runs and the elapsed time, redrawn on stderr — only when stderr is a
-//! terminal (never in pipes, logs or tests), and erased when the compile ends.
+//! The progress line of a long compile: after a second
+//! (`FNABI_PROGRESS_AFTER_MS` changes that), the stage that runs and the
+//! elapsed time, redrawn on stderr at each stage and every 200 ms — only
+//! when stderr is a terminal (never in pipes or logs; `FNABI_NO_PROGRESS`
+//! turns it off), and erased when the compile ends.
 
 use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long a compile runs before its progress shows.
-const QUIET_FOR: Duration = Duration::from_secs(1);
+fn quiet_for() -> Duration {
+    let ms = std::env::var("FNABI_PROGRESS_AFTER_MS").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(1000);
+    Duration::from_millis(ms)
+}
 
 struct State {
     stage: String,
@@ -29,6 +34,7 @@ impl Progress {
         let shared = Arc::new((Mutex::new(State { stage: "starting".into(), done: false }), Condvar::new()));
         let theirs = shared.clone();
         let label = label.to_owned();
+        let quiet = quiet_for();
         let thread = std::thread::Builder::new()
             .name("fnabi-progress".into())
             .spawn(move || {
@@ -37,13 +43,14 @@ impl Progress {
                 let mut shown = false;
                 let mut state = lock.lock().unwrap_or_else(|p| p.into_inner());
                 loop {
-                    let wait = if start.elapsed() < QUIET_FOR { QUIET_FOR } else { Duration::from_millis(200) };
+                    let elapsed = start.elapsed();
+                    let wait = quiet.saturating_sub(elapsed).max(Duration::from_millis(200));
                     state = cv.wait_timeout(state, wait).unwrap_or_else(|p| p.into_inner()).0;
                     if state.done {
                         break;
                     }
                     let elapsed = start.elapsed();
-                    if elapsed >= QUIET_FOR {
+                    if elapsed >= quiet {
                         let mut err = std::io::stderr().lock();
                         let _ = write!(
                             err,
@@ -67,6 +74,8 @@ impl Progress {
     pub(crate) fn stage(&self, stage: &str) {
         if let Some(s) = &self.shared {
             s.0.lock().unwrap_or_else(|p| p.into_inner()).stage = stage.to_owned();
+            // Redrawn now (once the compile has been quiet long enough).
+            s.1.notify_all();
         }
     }
 }
