@@ -98,6 +98,20 @@ fn empty_and_headerless_files_say_so() {
     std::fs::write(&bare, "// only a comment\nmodule {\n}\n").unwrap();
     let (ok, _, err) = fnabi(&["run", bare.to_str().unwrap()]);
     assert!(!ok && err.contains("no function to call") && err.lines().count() == 1, "{err}");
+    // Errors in LLVM-level inputs name the user's file and line.
+    let ll = d.join("broken.ll");
+    std::fs::write(&ll, "define i32 @main() {\n  ret i32 %x\n}\n").unwrap();
+    let (ok, _, err) = fnabi(&["run", ll.to_str().unwrap()]);
+    assert!(!ok && err.contains("broken.ll:2:11: error: use of undefined value '%x'"), "{err}");
+    let dialect = d.join("broken_llvm.mlir");
+    std::fs::write(
+        &dialect,
+        "module {\n  llvm.func @main() -> i32 {\n    %0 = llvm.mlir.constant(1 : i32) : i32\n    llvm.return %0 : i64\n  }\n}\n",
+    )
+    .unwrap();
+    let (ok, _, err) = fnabi(&["run", dialect.to_str().unwrap()]);
+    assert!(!ok && err.contains("broken_llvm.mlir:4:17: error:"), "{err}");
+    assert!(!err.contains("input.mlir") && !err.contains("lowered.mlir"), "{err}");
 }
 
 /// A folder of unsuffixed links to the suffixed tools of `v`.

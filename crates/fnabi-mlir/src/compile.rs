@@ -571,6 +571,7 @@ impl Compiler {
             .map_or_else(|| "the module".to_owned(), |n| n.to_string_lossy().into_owned());
         let progress = Progress::start(&label);
         let mut ir_input = "module.ll";
+        let mut translate_input = "lowered.mlir".to_owned();
         let mut lowered = String::new();
         match level {
             InputLevel::Mlir => {
@@ -587,7 +588,10 @@ impl Compiler {
                 }
             }
             InputLevel::LlvmDialect => {
-                std::fs::write(p("lowered.mlir"), input_bytes).map_err(|e| MlirError::io("writing lowered.mlir", e))?;
+                // Under the user's file name, so that errors name it.
+                translate_input = options.input_name();
+                std::fs::write(p(&translate_input), input_bytes)
+                    .map_err(|e| MlirError::io(format!("writing {translate_input}"), e))?;
             }
             InputLevel::LlvmIr => {
                 std::fs::write(p("input.ll"), input_bytes).map_err(|e| MlirError::io("writing input.ll", e))?;
@@ -603,15 +607,24 @@ impl Compiler {
             progress.stage("mlir-translate");
             run_capture(
                 &t.mlir_translate,
-                &["--mlir-to-llvmir", "lowered.mlir", "-o", "module.ll"].map(OsStr::new),
+                &["--mlir-to-llvmir", &translate_input, "-o", "module.ll"].map(OsStr::new),
                 Some(&tmp.0),
             )
             .map_err(|e| pipeline_error(e, options))?;
-            lowered = std::fs::read_to_string(p("lowered.mlir")).unwrap_or_default();
+            lowered = std::fs::read_to_string(p(&translate_input)).unwrap_or_default();
         }
         let triple = format!("-mtriple={}", t.triple);
         progress.stage("opt -O2");
-        run_capture(&t.opt, &["-O2", &triple, ir_input, "-o", "module.bc"].map(OsStr::new), Some(&tmp.0))?;
+        run_capture(&t.opt, &["-O2", &triple, ir_input, "-o", "module.bc"].map(OsStr::new), Some(&tmp.0)).map_err(
+            |e| match (e, &options.source_path) {
+                // An LLVM IR input's errors name the user's file.
+                (MlirError::ToolFailed { tool, status, stderr }, Some(path)) if ir_input != "module.ll" => {
+                    let stderr = stderr.replace(ir_input, &path.display().to_string());
+                    MlirError::ToolFailed { tool, status, stderr }
+                }
+                (e, _) => e,
+            },
+        )?;
         progress.stage("llc");
         run_capture(
             &t.llc,
