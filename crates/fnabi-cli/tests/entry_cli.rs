@@ -203,3 +203,46 @@ fn compiles_show_progress_on_a_terminal_only() {
     let piped = run(false);
     assert_eq!(piped, "2xf32=2 4\n");
 }
+
+#[test]
+fn an_integration_test_style_main_prints_what_mlir_runner_prints() {
+    let v = version();
+    let d = tmpdir("runner");
+    let src = repo("crates/fnabi/tests/mlir/llvm_entry_print.mlir");
+    let lowered = d.join("print_llvm.mlir");
+    let out = Command::new(format!("/usr/bin/mlir-opt-{v}"))
+        .arg(&src)
+        .args([
+            "--convert-vector-to-scf",
+            "--convert-scf-to-cf",
+            "--convert-vector-to-llvm",
+            "--convert-arith-to-llvm",
+            "--convert-cf-to-llvm",
+            "--convert-func-to-llvm",
+            "--reconcile-unrealized-casts",
+            "-o",
+        ])
+        .arg(&lowered)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let checks: String = std::fs::read_to_string(&src)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("// CHECK: "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(checks.lines().count(), 3);
+    let (ok, out, err) = fnabi(&["run", lowered.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert_eq!(out, checks);
+    // Upstream's runner agrees.
+    let utils = format!("/usr/lib/llvm-{v}/lib/libmlir_c_runner_utils.so.{v}.1");
+    let runner = Command::new(format!("/usr/bin/mlir-runner-{v}"))
+        .args(["-e", "main", "-entry-point-result=void", &format!("--shared-libs={utils}")])
+        .arg(&lowered)
+        .output()
+        .unwrap();
+    assert!(runner.status.success(), "{}", String::from_utf8_lossy(&runner.stderr));
+    assert_eq!(String::from_utf8_lossy(&runner.stdout), checks);
+}
