@@ -246,3 +246,61 @@ fn an_integration_test_style_main_prints_what_mlir_runner_prints() {
     assert!(runner.status.success(), "{}", String::from_utf8_lossy(&runner.stderr));
     assert_eq!(String::from_utf8_lossy(&runner.stdout), checks);
 }
+
+/// The `data` of every array in fnabi's JSON output, flattened, in order.
+fn json_data(text: &str) -> Vec<f64> {
+    fn walk(v: &serde_json::Value, out: &mut Vec<f64>) {
+        match v {
+            serde_json::Value::Object(o) if o.contains_key("dtype") => {
+                out.extend(o["data"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()));
+            }
+            serde_json::Value::Object(o) => o.values().for_each(|x| walk(x, out)),
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            other => panic!("unexpected {other}"),
+        }
+    }
+    let mut out = Vec::new();
+    walk(&serde_json::from_str(text).unwrap(), &mut out);
+    out
+}
+
+#[test]
+fn tensor_level_linalg_and_libm_match_numpy() {
+    let src = repo("crates/fnabi/tests/mlir/cross_backend.mlir");
+    let src = src.to_str().unwrap();
+    let run = |f: &str, inputs: &[&str]| {
+        let mut args = vec!["run", src, "-f", f, "--output", "json"];
+        for i in inputs {
+            args.extend(["-i", i]);
+        }
+        let (ok, out, err) = fnabi(&args);
+        assert!(ok, "{f}: {err}");
+        json_data(&out)
+    };
+    let want = |script: &str| -> Vec<f64> {
+        common::python(&format!("import numpy as np, json\n{script}"))
+            .split_whitespace()
+            .map(|x| x.parse().unwrap())
+            .collect()
+    };
+    let close = |got: &[f64], want: &[f64], rtol: f64| {
+        assert_eq!(got.len(), want.len(), "{got:?} vs {want:?}");
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() <= rtol * w.abs().max(1.0), "{got:?} vs {want:?}");
+        }
+    };
+    // math.exp lowers to libm's expf, linked --as-needed.
+    let got = run("scaled_exp", &["2x3xf32=0 1 -1 2 0.5 -2", "2"]);
+    let np = want("x = np.array([[0, 1, -1], [2, 0.5, -2]], np.float32)\nprint(*(np.exp(x) * np.float32(2)).ravel())");
+    close(&got, &np, 1e-6);
+    let got = run("dense_relu", &["2x4xf32=1 2 3 4 -1 0 1 0", "4x3xf32=1 0 -1 0 1 0 1 1 1 -1 0 0", "3xf32=0.5 -10 0"]);
+    let np = want(
+        "x = np.array([[1, 2, 3, 4], [-1, 0, 1, 0]], np.float32)\n\
+         w = np.array([[1, 0, -1], [0, 1, 0], [1, 1, 1], [-1, 0, 0]], np.float32)\n\
+         b = np.array([0.5, -10, 0], np.float32)\nprint(*np.maximum(x @ w + b, 0).ravel())",
+    );
+    close(&got, &np, 1e-6);
+    let got = run("sum_and_double", &["4xi32=1 -2 3 10"]);
+    let np = want("x = np.array([1, -2, 3, 10], np.int32)\nprint(x.sum(), *(2 * x))");
+    close(&got, &np, 0.0);
+}

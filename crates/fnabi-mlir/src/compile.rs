@@ -402,7 +402,7 @@ impl Compiler {
             extra.push_str(&format!("user pipeline {}\n{p}\n", p.len()));
         }
         format!(
-            "fnabi-mlir-cache v2\nversion {}\ntriple {}\ninput {}\npipeline {} {}\n{extra}\n{source}",
+            "fnabi-mlir-cache v3\nversion {}\ntriple {}\ninput {}\npipeline {} {}\n{extra}\n{source}",
             self.tools.full_version,
             self.tools.triple,
             options.input_name(),
@@ -661,6 +661,9 @@ impl Compiler {
                 link_args.push(arg);
             }
         }
+        // `--convert-math-to-libm` calls libm (`expf`, …): a dependency only
+        // when the module uses it (the host process may not have libm).
+        link_args.extend(["-Wl,--as-needed", "-lm", "-Wl,--no-as-needed"].map(Into::into));
         let link_refs: Vec<&OsStr> = link_args.iter().map(|a| a.as_os_str()).collect();
         progress.stage("cc -shared");
         run_capture(&t.cc, &link_refs, Some(&tmp.0))?;
