@@ -43,7 +43,7 @@ pub fn detect(path: &Path, bytes: &[u8]) -> Option<FileKind> {
     }
     match path.extension().and_then(|e| e.to_str()) {
         Some("vmfb") => Some(FileKind::Vmfb),
-        Some("mlir") => Some(FileKind::Mlir),
+        Some("mlir" | "ll" | "bc") => Some(FileKind::Mlir),
         Some("so") => Some(FileKind::SharedLibrary),
         _ => None,
     }

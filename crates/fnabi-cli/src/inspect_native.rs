@@ -4,7 +4,7 @@
 //! export and the functions they need from elsewhere).
 
 use crate::CliError;
-use fnabi::mlir::{AttrValue, FuncDecl, Visibility, parse_functions};
+use fnabi::mlir::{AttrValue, FuncDecl, InputLevel, LlvmFunctions, Visibility, parse_functions};
 use fnabi::sip::reference_text;
 use serde_json::{Value as Json, json};
 use std::fmt::Write as _;
@@ -150,8 +150,52 @@ pub fn mlir_json(path: &Path, decls: &[FuncDecl]) -> Json {
     json!({"file": path.display().to_string(), "kind": "mlir", "functions": functions})
 }
 
-/// Inspects an `.mlir` file.
+/// Inspects an LLVM-level module (LLVM-dialect MLIR, LLVM IR, bitcode):
+/// the functions a host can call and the type each is called by.
+fn inspect_llvm(path: &Path, bytes: &[u8], level: InputLevel, as_json: bool) -> Result<String, CliError> {
+    let shown = path.display();
+    let text = match level {
+        InputLevel::Bitcode => fnabi::mlir::Compiler::new()?.disassemble_bitcode(bytes)?,
+        _ => String::from_utf8_lossy(bytes).into_owned(),
+    };
+    let functions = LlvmFunctions::scan(&text);
+    let callable = functions.callable();
+    let entries: Vec<(String, Result<fnabi::mlir::llvm_level::LlvmEntry, String>)> =
+        callable.iter().map(|n| (n.clone(), functions.entry(n))).collect();
+    if as_json {
+        let items: Vec<Json> = entries
+            .iter()
+            .map(|(n, e)| match e {
+                Ok(e) => json!({"name": n, "symbol": e.symbol, "type": e.ty.to_string()}),
+                Err(why) => json!({"name": n, "type": Json::Null, "needs_signature": why}),
+            })
+            .collect();
+        return Ok(format!(
+            "{:#}\n",
+            json!({"file": shown.to_string(), "kind": level.to_string(), "functions": items})
+        ));
+    }
+    let mut s = String::new();
+    let _ = writeln!(s, "{shown}: {level}, {} callable function(s)", callable.len());
+    for (n, e) in &entries {
+        match e {
+            Ok(e) => {
+                let _ = writeln!(s, "  @{n}{}  (called as @{})", e.ty, e.symbol);
+            }
+            Err(why) => {
+                let _ = writeln!(s, "  @{n}: {why}");
+            }
+        }
+    }
+    Ok(s)
+}
+
+/// Inspects an `.mlir` file (or an LLVM-level module).
 pub fn inspect_mlir(path: &Path, bytes: &[u8], as_json: bool) -> Result<String, CliError> {
+    let level = InputLevel::detect(path.extension().and_then(|e| e.to_str()), bytes);
+    if level != InputLevel::Mlir {
+        return inspect_llvm(path, bytes, level, as_json);
+    }
     let shown = path.display();
     let text = std::str::from_utf8(bytes).map_err(|e| CliError(format!("{shown}: not UTF-8 text: {e}")))?;
     let decls = parse_functions(text).map_err(|e| CliError(format!("{shown}: {e}")))?;

@@ -304,3 +304,48 @@ fn tensor_level_linalg_and_libm_match_numpy() {
     let np = want("x = np.array([1, -2, 3, 10], np.int32)\nprint(x.sum(), *(2 * x))");
     close(&got, &np, 0.0);
 }
+
+#[test]
+fn llvm_level_modules_inspect_and_run_through_the_binary() {
+    let v = version();
+    let d = tmpdir("llvm-level");
+    let (m, ll, bc) = (d.join("user.mlir"), d.join("user.ll"), d.join("user.bc"));
+    let tool = |t: &str, args: &[&Path], flags: &[&str]| {
+        let out = Command::new(format!("/usr/bin/{t}-{v}")).args(flags).args(args).output().unwrap();
+        assert!(out.status.success(), "{t}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    let src = repo("crates/fnabi/tests/mlir/llvm_entry.mlir");
+    tool(
+        "mlir-opt",
+        &[&src, Path::new("-o"), &m],
+        &[
+            "--convert-scf-to-cf",
+            "--expand-strided-metadata",
+            "--finalize-memref-to-llvm",
+            "--convert-arith-to-llvm",
+            "--convert-index-to-llvm",
+            "--convert-cf-to-llvm",
+            "--convert-func-to-llvm",
+            "--reconcile-unrealized-casts",
+        ],
+    );
+    tool("mlir-translate", &[&m, Path::new("-o"), &ll], &["--mlir-to-llvmir"]);
+    tool("llvm-as", &[&ll, Path::new("-o"), &bc], &[]);
+    for f in [&m, &ll, &bc] {
+        let f = f.to_str().unwrap();
+        let (ok, out, err) = fnabi(&["inspect", f]);
+        assert!(ok, "{err}");
+        assert!(out.contains("4 callable function(s)"), "{out}");
+        assert!(out.contains("@main() -> (i32)  (called as @main)"), "{out}");
+        assert!(out.contains("@dot: @_mlir_ciface_dot(ptr, ptr) -> f32 takes pointers"), "{out}");
+        // 1² + … + 10² = 385; 1·4 + 2·5 + 3·6 = 32.
+        let (ok, out, err) = fnabi(&["run", f, "-f", "main"]);
+        assert!(ok && out == "385\n", "{out} {err}");
+        let sig = "(memref<?xf32>, memref<?xf32>) -> f32";
+        let (ok, out, err) =
+            fnabi(&["run", f, "-f", "dot", "--signature", sig, "-i", "3xf32=1 2 3", "-i", "3xf32=4 5 6"]);
+        assert!(ok && out == "32\n", "{out} {err}");
+        let (ok, _, err) = fnabi(&["run", f, "-f", "dot", "-i", "3xf32=1 2 3", "-i", "3xf32=4 5 6"]);
+        assert!(!ok && err.contains("--signature") && err.lines().count() == 1, "{err}");
+    }
+}

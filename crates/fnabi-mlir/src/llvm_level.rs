@@ -275,7 +275,9 @@ impl LlvmFunctions {
                 Some(ty) => Ok(LlvmEntry { symbol: wrapper, ty }),
                 None => Err(format!(
                     "{} takes pointers (memref descriptors), whose element types the LLVM-level module no \
-                     longer records: give @{name}'s MLIR type with --signature (e.g. `(memref<?xf32>) -> f32`)",
+                     longer records: give @{name}'s MLIR function type with --signature (each `ptr` a memref \
+                     argument, or with a void result a leading one for the results: `(memref<?xf32>, f32) -> \
+                     memref<?xf32>` is `(ptr, ptr, f32) -> void`)",
                     w.header()
                 )),
             };
