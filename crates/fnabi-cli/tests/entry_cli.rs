@@ -348,4 +348,10 @@ fn llvm_level_modules_inspect_and_run_through_the_binary() {
         let (ok, _, err) = fnabi(&["run", f, "-f", "dot", "-i", "3xf32=1 2 3", "-i", "3xf32=4 5 6"]);
         assert!(!ok && err.contains("--signature") && err.lines().count() == 1, "{err}");
     }
+    // Text levels from stdin too.
+    for f in [&m, &ll] {
+        let text = std::fs::read_to_string(f).unwrap();
+        let (ok, out, err) = common::fnabi(["run", "--module=-", "-f", "main"], &text);
+        assert!(ok && out == "385\n", "{out} {err}");
+    }
 }

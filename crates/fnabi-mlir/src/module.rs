@@ -132,11 +132,19 @@ impl MlirModule {
         Ok(MlirModule { lib: unsafe { MlirLibrary::compile(source) }?, llvm: None })
     }
 
-    /// Compiles MLIR source text with `options` (cached) and loads it.
+    /// Compiles MLIR source text with `options` (cached) and loads it;
+    /// LLVM-dialect text (or LLVM IR text) is compiled from its level (see
+    /// [`load_with`](MlirModule::load_with)).
     ///
     /// # Safety
     /// As for [`MlirLibrary::compile`].
     pub unsafe fn compile_with_options(source: &str, options: &CompileOptions) -> Result<MlirModule, Error> {
+        let level = InputLevel::detect_text(source);
+        if level.is_llvm() {
+            // SAFETY: forwarded to the caller.
+            let (lib, functions) = unsafe { MlirLibrary::compile_llvm_level(source.as_bytes(), level, options) }?;
+            return Ok(MlirModule { lib, llvm: Some(Arc::new(functions)) });
+        }
         let host = super::HostFunctions::new();
         // SAFETY: forwarded to the caller.
         Ok(MlirModule { lib: unsafe { MlirLibrary::compile_with_options(source, &host, options) }?, llvm: None })
