@@ -456,7 +456,7 @@ impl Compiler {
         let mut lines = Vec::new();
         let input = match level {
             InputLevel::Mlir => options.input_name(),
-            InputLevel::LlvmDialect => "lowered.mlir".into(),
+            InputLevel::LlvmDialect => options.input_name(),
             InputLevel::LlvmIr => "input.ll".into(),
             InputLevel::Bitcode => "input.bc".into(),
         };
@@ -466,7 +466,8 @@ impl Compiler {
             }
         }
         if matches!(level, InputLevel::Mlir | InputLevel::LlvmDialect) {
-            lines.push(format!("{} --mlir-to-llvmir lowered.mlir -o module.ll", name(&t.mlir_translate)));
+            let from = if level == InputLevel::LlvmDialect { options.input_name() } else { "lowered.mlir".into() };
+            lines.push(format!("{} --mlir-to-llvmir {from} -o module.ll", name(&t.mlir_translate)));
         }
         let ir = if level.is_llvm() && level != InputLevel::LlvmDialect { input } else { "module.ll".into() };
         lines.push(format!("{} -O2 -mtriple={} {ir} -o module.bc", name(&t.opt), t.triple));
