@@ -113,7 +113,7 @@ pub struct CompileOptions {
     /// …)`, `mlir-opt --pass-pipeline` syntax) that replaces fnabi's
     /// high-level passes ([`front_passes`] and [`PIPELINE`] up to
     /// `--convert-scf-to-cf`); fnabi's lowering to the LLVM dialect
-    /// ([`LOWERING`], with `--llvm-request-c-wrappers`) still runs after
+    /// ([`lowering`], with `--llvm-request-c-wrappers`) still runs after
     /// it, converting whatever the user's pipeline left. Only for MLIR
     /// source (an LLVM-level input has no high-level part).
     pub pipeline: Option<String>,
