@@ -111,7 +111,7 @@ impl Signatures {
 }
 
 /// A loaded module of compiled functions (see `fnabi.load`).
-#[pyclass(frozen, module = "fnabi")]
+#[pyclass(frozen, weakref, module = "fnabi")]
 pub struct Module {
     loaded: Loaded,
     source: Source,
@@ -370,7 +370,7 @@ pub fn compile_mlir(py: Python<'_>, source: String) -> PyResult<Module> {
 }
 
 /// One function of a module, called with Python values (see `fnabi.load`).
-#[pyclass(frozen, module = "fnabi")]
+#[pyclass(frozen, weakref, module = "fnabi")]
 pub struct Function {
     func: fnabi::Function,
     module: Py<Module>,
