@@ -166,37 +166,56 @@ fn structure_error(py: Python<'_>, s: &StructureError, message: String) -> PyErr
     raise(py, Kind::Call, Raised { message, path: Some(path), expected, got, offset: None })
 }
 
-/// The index path at the start of a message (`input [1]["w1"]: …`,
-/// `dim 0 of input 2`), as fnabi's messages name an argument.
+/// The index path that a message names its argument by: MLIR calls say
+/// `input [1]["w1"]: …` (structured) or `input 2 (argument 2) …`; IREE
+/// calls `argument 0 ["b"]["c"]` or `argument 1 (alpha)`.
 fn path_in_context(context: &str) -> Option<String> {
+    if let Some(rest) = context.strip_prefix("argument ") {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        let mut after = &rest[digits..];
+        if let Some(named) = after.strip_prefix(" (") {
+            after = named.find(')').map_or("", |i| &named[i + 1..]);
+        }
+        let inner = after.strip_prefix(' ').map(bracket_groups).unwrap_or_default();
+        return Some(format!("[{}]{inner}", &rest[..digits]));
+    }
     let at = context.find("input ")? + "input ".len();
     let rest = &context[at..];
     if rest.starts_with('[') {
-        // A structured path: `[…]` groups up to the first character that
-        // is not part of one.
-        let mut end = 0;
-        let bytes = rest.as_bytes();
-        while end < bytes.len() && bytes[end] == b'[' {
-            let close = if bytes.get(end + 1) == Some(&b'"') {
-                // A quoted key: find the closing `"]` (escapes use `\`).
-                let mut i = end + 2;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-                i + 1
-            } else {
-                end + rest[end..].find(']')?
-            };
-            if bytes.get(close) != Some(&b']') {
-                return None;
-            }
-            end = close + 1;
-        }
-        Some(rest[..end].to_owned())
+        Some(bracket_groups(rest)).filter(|p| !p.is_empty())
     } else {
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
         (digits > 0).then(|| format!("[{}]", &rest[..digits]))
     }
+}
+
+/// The `[…]` groups at the start of `text` (quoted keys may hold `]`).
+fn bracket_groups(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut end = 0;
+    while bytes.get(end) == Some(&b'[') {
+        let close = if bytes.get(end + 1) == Some(&b'"') {
+            // A quoted key: up to its closing quote (escapes use `\`).
+            let mut i = end + 2;
+            while i < bytes.len() && bytes[i] != b'"' {
+                i += if bytes[i] == b'\\' { 2 } else { 1 };
+            }
+            i + 1
+        } else {
+            match text[end..].find(']') {
+                Some(i) => end + i,
+                None => break,
+            }
+        };
+        if bytes.get(close) != Some(&b']') {
+            break;
+        }
+        end = close + 1;
+    }
+    text[..end].to_owned()
 }
 
 /// The `expected X, got Y` at the end of a message, as fnabi's argument

@@ -187,7 +187,12 @@ impl Module {
                 None => m.function(name),
             },
             #[cfg(feature = "iree")]
-            Loaded::Iree(m) => m.function(name),
+            Loaded::Iree(m) => {
+                if !m.exports().iter().any(|e| e.name() == name) {
+                    return Err(self.not_found(py, name));
+                }
+                m.function(name)
+            }
         };
         let f = f.map_err(|e| match e {
             fnabi::Error::Mlir(fnabi::mlir::MlirError::NotFound(m)) => errors::error(py, Kind::NotFound, m),
