@@ -111,6 +111,10 @@ impl Signatures {
 }
 
 /// A loaded module of compiled functions (see `fnabi.load`).
+///
+/// `m.functions` lists the names; `m["f"]`, `m.f` and `m.function("f")`
+/// give a `fnabi.Function`. Pickles by what it was loaded from (MLIR source
+/// text, a library's path, an IREE module's bytes and device).
 #[pyclass(frozen, weakref, module = "fnabi")]
 pub struct Module {
     loaded: Loaded,
@@ -260,6 +264,14 @@ impl Module {
         self.source.path().map(Path::to_path_buf)
     }
 
+    /// The shared library that holds an MLIR module's code (for MLIR
+    /// source, the compiled library in fnabi's compile cache); `None` for
+    /// IREE modules.
+    #[getter]
+    fn library_path(&self) -> Option<PathBuf> {
+        self.loaded.mlir().map(|m| m.library().path().to_path_buf())
+    }
+
     /// What the module is: `"mlir"` (compiled from MLIR source),
     /// `"library"` (a shared library) or `"vmfb"` (an IREE module).
     #[getter]
@@ -307,7 +319,8 @@ impl Module {
     }
 
     fn __dir__(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
-        let mut names: Vec<String> = ["functions", "function", "path", "kind"].map(String::from).to_vec();
+        let mut names: Vec<String> =
+            ["functions", "function", "path", "kind", "library_path"].map(String::from).to_vec();
         names.extend(slf.get().names().unwrap_or_default());
         Ok(names)
     }
@@ -374,7 +387,22 @@ pub fn compile_mlir(py: Python<'_>, source: String) -> PyResult<Module> {
     Module::open(py, Source::Mlir { path: None, text: source }, Signatures::None)
 }
 
-/// One function of a module, called with Python values (see `fnabi.load`).
+/// One compiled function, called with Python values: `f(*args, **kwargs)`.
+///
+/// Arguments bind by position and keyword to the function's input
+/// structure (its `sip` attribute or `iree.abi` record; its parameters in
+/// order otherwise); nested dicts, lists and tuples bind through it. Leaves
+/// are numpy arrays (any layout; passed without a copy when the parameter's
+/// layout accepts them, converted otherwise), anything numpy views without
+/// copying (`__dlpack__`, `__array__`, the buffer protocol) and
+/// int/float/bool scalars. Dtypes are never cast: a mismatch raises
+/// `fnabi.CallError` with `path`, `expected` and `got`.
+///
+/// One result is the value itself, several a tuple, a structured result
+/// keeps its structure. Arrays are numpy arrays over the callee's memory
+/// (no copy), released with their last reference. Calls release the GIL;
+/// one function may be called from several threads at once. Pickles as its
+/// module and name.
 #[pyclass(frozen, weakref, module = "fnabi")]
 pub struct Function {
     func: fnabi::Function,

@@ -17,3 +17,12 @@ def test_sip():
         '([{"bar": $1, "foo": $0}, $2]) -> [$0, $1]'
     )
     assert fnabi.demangle("I1!R1!", kind="sip") == fnabi.demangle("I1!R1!", kind="sip")
+
+
+def test_help_texts():
+    import inspect
+
+    assert str(inspect.signature(fnabi.load)) == "(path, *, device=None, signature=None)"
+    for word in ("device", "signature", ".mlir", ".vmfb", "cache"):
+        assert word in fnabi.load.__doc__
+    assert fnabi.Function.sip.__doc__ and fnabi.Module.functions.__doc__
