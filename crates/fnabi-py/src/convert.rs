@@ -7,6 +7,7 @@
 use crate::errors;
 use fnabi::array::DimVec;
 use fnabi::structure::PathKey;
+use fnabi::value::Key;
 use fnabi::{Array, DType, Dict, IndexPath, Value};
 use numpy::npyffi::{self, NPY_TYPES, PY_ARRAY_API, npy_intp};
 use numpy::prelude::*;
@@ -17,9 +18,13 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use std::ffi::c_void;
 use std::ptr::NonNull;
+use std::sync::Mutex;
 
-/// Why an argument could not become a host value, and where.
-pub enum Fail {
+/// Why an argument could not become a host value, and where (boxed: the
+/// happy path moves only a pointer-sized error slot).
+pub struct Fail(Box<FailKind>);
+
+enum FailKind {
     /// A Python error to pass on as it is.
     Py(PyErr),
     /// A value fnabi cannot take, at an index path (innermost key last,
@@ -38,18 +43,18 @@ pub enum Fail {
 
 impl From<PyErr> for Fail {
     fn from(e: PyErr) -> Self {
-        Fail::Py(e)
+        Fail(Box::new(FailKind::Py(e)))
     }
 }
 
 impl Fail {
-    fn at(message: impl Into<String>) -> Fail {
-        Fail::At { rev_path: Vec::new(), message: message.into(), expected: None, got: None }
+    fn at(message: impl Into<String>, expected: Option<String>, got: Option<String>) -> Fail {
+        Fail(Box::new(FailKind::At { rev_path: Vec::new(), message: message.into(), expected, got }))
     }
 
     /// The same failure one level down: `key` goes in front of the path.
     pub fn within(mut self, key: PathKey) -> Fail {
-        if let Fail::At { rev_path, .. } = &mut self {
+        if let FailKind::At { rev_path, .. } = &mut *self.0 {
             rev_path.push(key);
         }
         self
@@ -57,9 +62,9 @@ impl Fail {
 
     /// The `fnabi.CallError` (or the Python error) this stands for.
     pub fn into_py(self, py: Python<'_>) -> PyErr {
-        match self {
-            Fail::Py(e) => e,
-            Fail::At { mut rev_path, message, expected, got } => {
+        match *self.0 {
+            FailKind::Py(e) => e,
+            FailKind::At { mut rev_path, message, expected, got } => {
                 rev_path.reverse();
                 let path = IndexPath(rev_path).to_string();
                 let at = if path.is_empty() { "the root".to_owned() } else { path.clone() };
@@ -67,6 +72,33 @@ impl Fail {
             }
         }
     }
+}
+
+/// Slots of the dict-key cache (a power of two).
+const KEY_SLOTS: usize = 256;
+
+/// The fnabi key of a Python dict key. Keys repeat from call to call (the
+/// same interned `str` objects), so their shared strings are cached by
+/// object identity: each slot holds a strong reference to its `str`, so the
+/// address cannot be reused by another object while the slot holds it.
+pub fn dict_key(key: &Bound<'_, PyString>) -> PyResult<Key> {
+    type Slots = Mutex<Vec<Option<(Py<PyString>, Key)>>>;
+    static CACHE: PyOnceLock<Slots> = PyOnceLock::new();
+    let py = key.py();
+    let cache = CACHE.get_or_init(py, || Mutex::new((0..KEY_SLOTS).map(|_| None).collect()));
+    let addr = key.as_ptr() as usize;
+    let slot = (addr >> 4 ^ addr >> 12) & (KEY_SLOTS - 1);
+    let mut slots = cache.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((k, v)) = &slots[slot]
+        && k.as_ptr() == key.as_ptr()
+    {
+        return Ok(v.clone());
+    }
+    let value: Key = key.to_cow()?.into();
+    let old = slots[slot].replace((key.clone().unbind(), value.clone()));
+    drop(slots);
+    drop(old); // (a decref, outside the lock)
+    Ok(value)
 }
 
 /// Python objects that the host values of one call borrow memory from
@@ -90,18 +122,17 @@ pub unsafe fn to_value<'py, 'a>(obj: &Bound<'py, PyAny>, keep: &mut Keep<'py>) -
         return unsafe { array_value(a, keep) };
     }
     if let Ok(d) = obj.cast::<PyDict>() {
-        let mut out = Dict::new();
+        let mut out = Dict::with_capacity(d.len());
         for (k, v) in d.iter() {
             let Ok(key) = k.cast::<PyString>() else {
                 let got = k.get_type().name().map(|n| n.to_string()).unwrap_or_default();
-                return Err(Fail::At {
-                    rev_path: Vec::new(),
-                    message: format!("dict keys must be str, got a key of type {got}"),
-                    expected: Some("str".into()),
-                    got: Some(got),
-                });
+                return Err(Fail::at(
+                    format!("dict keys must be str, got a key of type {got}"),
+                    Some("str".into()),
+                    Some(got),
+                ));
             };
-            let key: fnabi::value::Key = key.to_cow()?.into();
+            let key = dict_key(key)?;
             // SAFETY: forwarded to the caller (`v` is reachable from `obj`).
             let value = unsafe { to_value(&v, keep) }.map_err(|f| f.within(PathKey::Name(key.clone())))?;
             out.push_unique(key, value);
@@ -122,12 +153,11 @@ pub unsafe fn to_value<'py, 'a>(obj: &Bound<'py, PyAny>, keep: &mut Keep<'py>) -
     if let Ok(i) = obj.cast::<PyInt>() {
         return match i.extract::<i64>() {
             Ok(v) => Ok(Value::Int(v)),
-            Err(e) if e.is_instance_of::<PyOverflowError>(py) => Err(Fail::At {
-                rev_path: Vec::new(),
-                message: format!("the int {i} does not fit in 64 signed bits"),
-                expected: Some("an int in [-2**63, 2**63)".into()),
-                got: Some(i.to_string()),
-            }),
+            Err(e) if e.is_instance_of::<PyOverflowError>(py) => Err(Fail::at(
+                format!("the int {i} does not fit in 64 signed bits"),
+                Some("an int in [-2**63, 2**63)".into()),
+                Some(i.to_string()),
+            )),
             Err(e) => Err(e.into()),
         };
     }
@@ -181,14 +211,13 @@ pub unsafe fn to_value<'py, 'a>(obj: &Bound<'py, PyAny>, keep: &mut Keep<'py>) -
 
 fn unsupported(obj: &Bound<'_, PyAny>) -> Fail {
     let got = obj.get_type().name().map(|n| n.to_string()).unwrap_or_default();
-    Fail::At {
-        rev_path: Vec::new(),
-        message: format!(
+    Fail::at(
+        format!(
             "a {got} cannot be passed (arrays, int, float, bool, str, bytes, None, and dicts, lists and tuples of them)"
         ),
-        expected: None,
-        got: Some(got),
-    }
+        None,
+        Some(got),
+    )
 }
 
 /// Whether `obj` has the buffer protocol (`memoryview(obj)` works; the
@@ -264,12 +293,11 @@ fn dtype_of(descr: &Bound<'_, PyArrayDescr>) -> Result<DType, Fail> {
     };
     dt.ok_or_else(|| {
         let name = descr.str().map(|s| s.to_string()).unwrap_or_default();
-        Fail::At {
-            rev_path: Vec::new(),
-            message: format!("numpy dtype {name} has no fnabi element type"),
-            expected: Some("bool, int8-64, uint8-64, float16/32/64 or bfloat16".into()),
-            got: Some(name),
-        }
+        Fail::at(
+            format!("numpy dtype {name} has no fnabi element type"),
+            Some("bool, int8-64, uint8-64, float16/32/64 or bfloat16".into()),
+            Some(name),
+        )
     })
 }
 
@@ -324,7 +352,8 @@ unsafe fn array_value<'py, 'a>(a: &Bound<'py, PyUntypedArray>, keep: &mut Keep<'
         // the caller keeps the array alive for 'a (`to_value`'s contract).
         (unsafe { std::slice::from_raw_parts(start, (hi - lo) as usize) }, (-lo) as usize)
     };
-    let array = Array::from_bytes(dtype, &shape, Some(&strides), bytes, offset).map_err(|e| Fail::at(e.to_string()))?;
+    let array = Array::from_bytes(dtype, &shape, Some(&strides), bytes, offset)
+        .map_err(|e| Fail::at(e.to_string(), None, None))?;
     Ok(Value::array(array))
 }
 

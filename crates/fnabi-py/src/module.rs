@@ -5,6 +5,7 @@
 
 use crate::convert::{self, Keep};
 use crate::errors::{self, Kind};
+use fnabi::function::PreparedCall;
 use fnabi::mlir::MlirModule;
 use fnabi::structure::PathKey;
 use fnabi::{Dict, Value};
@@ -293,7 +294,7 @@ impl Module {
             }
             (None, _) => m.lookup(py, name)?,
         };
-        Ok(Function { func, module: slf.clone().unbind(), signature: signature.map(str::to_owned) })
+        Ok(Function::new(func, slf.clone().unbind(), signature.map(str::to_owned)))
     }
 
     fn __getitem__(slf: &Bound<'_, Self>, name: &str) -> PyResult<Function> {
@@ -406,12 +407,56 @@ pub fn compile_mlir(py: Python<'_>, source: String) -> PyResult<Module> {
 #[pyclass(frozen, weakref, module = "fnabi")]
 pub struct Function {
     func: fnabi::Function,
+    /// Call states kept between calls (their argument lists, descriptors
+    /// and arenas), so that a call allocates none.
+    states: CallStates,
     module: Py<Module>,
     /// The signature it was looked up with, if any (for pickling).
     signature: Option<String>,
 }
 
+/// Prepared calls of one function, each borrowing it.
+type Prepared<'f> = Mutex<Vec<PreparedCall<'f>>>;
+
+self_cell::self_cell!(
+    /// A function with the prepared calls of it that are not in use.
+    struct CallStates {
+        owner: fnabi::Function,
+        #[not_covariant]
+        dependent: Prepared,
+    }
+);
+
+/// The most idle call states a function keeps (one per thread that calls
+/// it at once, up to this many).
+const MAX_IDLE_STATES: usize = 8;
+
 impl Function {
+    fn new(func: fnabi::Function, module: Py<Module>, signature: Option<String>) -> Function {
+        let states = CallStates::new(func.clone(), |_| Mutex::new(Vec::new()));
+        Function { func, states, module, signature }
+    }
+
+    /// Calls through an idle prepared state (or a new one), with the GIL
+    /// released.
+    fn call_released(
+        &self,
+        py: Python<'_>,
+        args: Vec<Value<'_>>,
+        kwargs: Dict<'_>,
+    ) -> Result<Value<'static>, fnabi::Error> {
+        self.states.with_dependent(|f, idle| {
+            let state = idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+            let mut state = state.unwrap_or_else(|| f.prepare());
+            let (out, state) = py.detach(move || (state.call_kw(args, kwargs), state));
+            let mut idle = idle.lock().unwrap_or_else(|e| e.into_inner());
+            if idle.len() < MAX_IDLE_STATES {
+                idle.push(state);
+            }
+            out
+        })
+    }
+
     /// The `func.func` header's ABI attributes and the raw signature of an
     /// MLIR function (`None` for IREE functions).
     fn mlir_backend(&self, py: Python<'_>) -> PyResult<Option<fnabi::mlir::MlirBackend>> {
@@ -448,17 +493,16 @@ impl Function {
             let v = unsafe { convert::to_value(&a, &mut keep) };
             positional.push(v.map_err(|f| f.within(PathKey::Index(i)).into_py(py))?);
         }
-        let mut keywords = Dict::new();
+        let mut keywords = Dict::with_capacity(kwargs.map_or(0, |k| k.len()));
         if let Some(kw) = kwargs {
             for (k, a) in kw.iter() {
-                let k: fnabi::value::Key = k.cast::<PyString>()?.to_cow()?.into();
+                let k = convert::dict_key(k.cast::<PyString>()?)?;
                 // SAFETY: as above.
                 let v = unsafe { convert::to_value(&a, &mut keep) };
                 keywords.push_unique(k.clone(), v.map_err(|f| f.within(PathKey::Name(k)).into_py(py))?);
             }
         }
-        let func = &self.func;
-        let out = py.detach(move || func.call_kw(positional, keywords));
+        let out = self.call_released(py, positional, keywords);
         drop(keep);
         convert::to_py(py, out.map_err(rust_err(py))?)
     }
