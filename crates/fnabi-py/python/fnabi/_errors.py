@@ -68,3 +68,9 @@ class CompileError(Error):
 class ExecutionError(Error, RuntimeError):
     """The compiled code or its runtime failed while running (an IREE
     status, a host function that failed)."""
+
+
+# Shown (and pickled) as what users import: fnabi.CallError, not fnabi._errors.CallError.
+for _cls in (Error, SignatureError, CallError, LoadError, FunctionNotFoundError, CompileError, ExecutionError):
+    _cls.__module__ = "fnabi"
+del _cls
