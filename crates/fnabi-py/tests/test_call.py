@@ -276,3 +276,26 @@ def test_ml_dtypes_missing_is_named(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "call bf16 f32" in out
     assert "ml_dtypes" in out.split("result", 1)[1]
+
+
+def test_library_without_source(pyfix):
+    """A shared library of MLIR-compiled code (here the one fnabi compiled
+    the fixtures into) takes its functions' types from `signature=`."""
+    import pickle
+
+    lib = pyfix.library_path
+    m = fnabi.load(lib, signature={"count_above": "(memref<?xi32>, i32) -> i32"})
+    assert m.kind == "library" and m.path == lib
+    assert {"count_above", "reverse_f32", "spin"} <= set(m.functions)
+    x = np.array([3, 9, 1, 12], np.int32)
+    assert m.count_above(x, 2) == int((x > 2).sum())
+    bare = fnabi.load(lib)
+    with pytest.raises(fnabi.Error, match="type"):
+        bare.count_above(x, 2)
+    f = bare.function("reverse_f32", signature="(memref<?xf32>) -> memref<?xf32>")
+    assert f.raw == "(Buffer<float32[?]>) -> (Buffer<float32[?]>)"
+    np.testing.assert_array_equal(f(np.arange(3, dtype=np.float32)), [2, 1, 0])
+    g = pickle.loads(pickle.dumps(f))
+    np.testing.assert_array_equal(g(np.arange(2, dtype=np.float32)), [1, 0])
+    h = bare.function("count_above", signature=fnabi.mangle("(Buffer<sint32[?]>, sint32) -> (sint32)"))
+    assert h(x, 5) == int((x > 5).sum())
