@@ -154,3 +154,12 @@ def test_errors_pickle(mlp):
         e.value.got,
         str(e.value),
     )
+
+
+def test_keyword_argument_errors_name_the_keyword(structured):
+    with pytest.raises(fnabi.CallError) as e:
+        structured.scale_kw(x=np.ones(2, np.float64), scale=1.0)
+    assert (e.value.path, e.value.expected, e.value.got) == ('["x"]', "f32", "f64")
+    with pytest.raises(fnabi.CallError) as e:
+        structured.scale_kw(x=np.ones(2, np.float32), scale={1})
+    assert (e.value.path, e.value.got) == ('["scale"]', "set")

@@ -68,4 +68,4 @@ def test_no_rss_growth_over_many_calls(memref_abi, dict8, mlp):
     gc.collect()
     grown = rss_bytes() - before
     # 100k leaked 256-byte results alone would be 25 MB.
-    assert grown < 2 * 1024 * 1024, f"RSS grew by {grown} bytes over 100k calls"
+    assert grown < 4 * 1024 * 1024, f"RSS grew by {grown} bytes over 100k calls"
