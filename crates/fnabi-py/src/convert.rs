@@ -327,7 +327,7 @@ unsafe fn array_value<'py, 'a>(a: &Bound<'py, PyUntypedArray>, keep: &mut Keep<'
         keep.push(copy);
         return Ok(v);
     }
-    let shape: DimVec<usize> = a.shape().into();
+    let shape = a.shape();
     let strides: DimVec<isize> = a.strides().iter().map(|s| s / es as isize).collect();
     // SAFETY: a live numpy array; its fields are read, not written.
     let data = unsafe { (*a.as_array_ptr()).fields.data }.cast::<u8>();
@@ -352,7 +352,7 @@ unsafe fn array_value<'py, 'a>(a: &Bound<'py, PyUntypedArray>, keep: &mut Keep<'
         // the caller keeps the array alive for 'a (`to_value`'s contract).
         (unsafe { std::slice::from_raw_parts(start, (hi - lo) as usize) }, (-lo) as usize)
     };
-    let array = Array::from_bytes(dtype, &shape, Some(&strides), bytes, offset)
+    let array = Array::from_bytes(dtype, shape, Some(&strides), bytes, offset)
         .map_err(|e| Fail::at(e.to_string(), None, None))?;
     Ok(Value::array(array))
 }

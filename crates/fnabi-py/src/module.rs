@@ -15,7 +15,7 @@ use pyo3::types::PyBytes;
 use pyo3::types::{PyDict, PyString, PyTuple};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// What a module was loaded from: enough to load it again in another
 /// process (pickling).
@@ -122,7 +122,10 @@ pub struct Module {
     source: Source,
     signatures: Signatures,
     /// The functions looked up so far, by name.
-    functions: Mutex<HashMap<String, fnabi::Function>>,
+    /// The functions looked up so far, by name, with their idle call
+    /// states (shared by every `fnabi.Function` object of that name, so
+    /// that `m.f(x)` in a loop reuses them too).
+    functions: Mutex<HashMap<String, Arc<CallStates>>>,
 }
 
 fn rust_err(py: Python<'_>) -> impl Fn(fnabi::Error) -> PyErr + '_ {
@@ -182,7 +185,7 @@ impl Module {
     }
 
     /// The function `name`, from the cache or looked up now.
-    fn lookup(&self, py: Python<'_>, name: &str) -> PyResult<fnabi::Function> {
+    fn lookup(&self, py: Python<'_>, name: &str) -> PyResult<Arc<CallStates>> {
         if let Some(f) = self.functions.lock().unwrap_or_else(|e| e.into_inner()).get(name) {
             return Ok(f.clone());
         }
@@ -203,8 +206,9 @@ impl Module {
             fnabi::Error::Mlir(fnabi::mlir::MlirError::NotFound(m)) => errors::error(py, Kind::NotFound, m),
             e => errors::to_py(py, e),
         })?;
-        self.functions.lock().unwrap_or_else(|e| e.into_inner()).insert(name.to_owned(), f.clone());
-        Ok(f)
+        let states = Arc::new(CallStates::new(f, |_| Mutex::new(Vec::new())));
+        let mut cache = self.functions.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(cache.entry(name.to_owned()).or_insert(states).clone())
     }
 
     fn names(&self) -> Result<Vec<String>, fnabi::Error> {
@@ -287,14 +291,17 @@ impl Module {
     fn function(slf: &Bound<'_, Self>, name: &str, signature: Option<&str>) -> PyResult<Function> {
         let py = slf.py();
         let m = slf.get();
-        let func = match (signature, m.loaded.mlir()) {
-            (Some(sig), Some(mm)) => mm.function_with_signature(name, sig).map_err(rust_err(py))?,
+        let states = match (signature, m.loaded.mlir()) {
+            (Some(sig), Some(mm)) => {
+                let f = mm.function_with_signature(name, sig).map_err(rust_err(py))?;
+                Arc::new(CallStates::new(f, |_| Mutex::new(Vec::new())))
+            }
             (Some(_), _) => {
                 return Err(errors::error(py, Kind::Call, "signature= applies to libraries of MLIR-compiled code"));
             }
             (None, _) => m.lookup(py, name)?,
         };
-        Ok(Function::new(func, slf.clone().unbind(), signature.map(str::to_owned)))
+        Ok(Function { states, module: slf.clone().unbind(), signature: signature.map(str::to_owned) })
     }
 
     fn __getitem__(slf: &Bound<'_, Self>, name: &str) -> PyResult<Function> {
@@ -406,10 +413,9 @@ pub fn compile_mlir(py: Python<'_>, source: String) -> PyResult<Module> {
 /// module and name.
 #[pyclass(frozen, weakref, module = "fnabi")]
 pub struct Function {
-    func: fnabi::Function,
-    /// Call states kept between calls (their argument lists, descriptors
-    /// and arenas), so that a call allocates none.
-    states: CallStates,
+    /// The function, and call states kept between calls (their argument
+    /// lists, descriptors and arenas) so that a call allocates none.
+    states: Arc<CallStates>,
     module: Py<Module>,
     /// The signature it was looked up with, if any (for pickling).
     signature: Option<String>,
@@ -432,9 +438,8 @@ self_cell::self_cell!(
 const MAX_IDLE_STATES: usize = 8;
 
 impl Function {
-    fn new(func: fnabi::Function, module: Py<Module>, signature: Option<String>) -> Function {
-        let states = CallStates::new(func.clone(), |_| Mutex::new(Vec::new()));
-        Function { func, states, module, signature }
+    fn func(&self) -> &fnabi::Function {
+        self.states.borrow_owner()
     }
 
     /// Calls through an idle prepared state (or a new one), with the GIL
@@ -463,7 +468,7 @@ impl Function {
         let module = self.module.get();
         let Some(m) = module.loaded.mlir() else { return Ok(None) };
         let lib = m.library();
-        let name = self.func.name();
+        let name = self.func().name();
         let sig = self.signature.as_deref().or_else(|| module.signatures.of(name));
         let f = match sig {
             Some(s) => fnabi::mlir::module::parse_signature(s).and_then(|ty| lib.function_with_type(name, ty)),
@@ -510,7 +515,7 @@ impl Function {
     /// The function's name.
     #[getter]
     fn name(&self) -> &str {
-        self.func.name()
+        self.func().name()
     }
 
     /// A one-line, human-readable signature: for an MLIR function its
@@ -520,12 +525,12 @@ impl Function {
     fn signature(&self) -> String {
         #[cfg(feature = "iree")]
         if let Loaded::Iree(m) = &self.module.get().loaded {
-            let abi = m.export(self.func.name()).ok().and_then(|e| e.attr("iree.abi"));
+            let abi = m.export(self.func().name()).ok().and_then(|e| e.attr("iree.abi"));
             if let Some(r) = abi.and_then(|a| fnabi::reflection::FunctionReflection::parse(a).ok()) {
-                return format!("@{}{r}", self.func.name());
+                return format!("@{}{r}", self.func().name());
             }
         }
-        self.func.describe()
+        self.func().describe()
     }
 
     /// The structure of its arguments and results in a Python-like form
@@ -534,7 +539,7 @@ impl Function {
     fn sip(&self, py: Python<'_>) -> PyResult<Option<String>> {
         let module = self.module.get();
         let Some(m) = module.loaded.mlir() else { return Ok(None) };
-        let Some(decl) = m.library().declarations().iter().find(|d| d.name == self.func.name()) else {
+        let Some(decl) = m.library().declarations().iter().find(|d| d.name == self.func().name()) else {
             return Ok(None);
         };
         let attrs = decl.abi_attributes().map_err(rust_err(py))?;
@@ -561,7 +566,7 @@ impl Function {
     /// Pickles as its module (by source) and name.
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
         let ctor = py.import("fnabi._fnabi")?.getattr("_function_from_state")?;
-        let args = (self.module.clone_ref(py), self.func.name(), self.signature.as_deref()).into_pyobject(py)?;
+        let args = (self.module.clone_ref(py), self.func().name(), self.signature.as_deref()).into_pyobject(py)?;
         Ok((ctor, args))
     }
 }
