@@ -13,7 +13,7 @@
   was built with IREE, and through ``iree.runtime``'s ``FunctionInvoker``
   when ``iree-base-runtime`` is installed.
 
-Each figure is the best of several repeats of the mean per-call time, in
+Each figure is the best of 15 repeats of the mean per-call time, in
 microseconds. Build the package optimized first:
 ``maturin develop --release -m crates/fnabi-py/Cargo.toml [--features iree]``.
 """
@@ -34,7 +34,7 @@ import fnabi
 REPO = Path(__file__).resolve().parents[3]
 
 
-def per_call_us(fn, number: int, repeat: int = 7) -> float:
+def per_call_us(fn, number: int, repeat: int = 15) -> float:
     fn()  # warm up
     return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
 
