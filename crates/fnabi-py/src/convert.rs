@@ -101,20 +101,20 @@ pub fn dict_key(key: &Bound<'_, PyString>) -> PyResult<Key> {
     Ok(value)
 }
 
-/// Python objects that the host values of one call borrow memory from
-/// (arrays made by conversions): they must outlive those values.
+/// The numpy arrays that the host values of one call borrow memory from
+/// (the caller's and those made by conversions): they must outlive the values.
 pub type Keep<'py> = Vec<Bound<'py, PyAny>>;
 
 /// The host value of a Python argument.
 ///
-/// Arrays in the value borrow the memory of numpy arrays that are either
-/// reachable from `obj` or pushed to `keep`, for the lifetime `'a`, which
-/// the caller picks.
+/// Arrays in the value borrow the memory of numpy arrays, each of which is
+/// pushed to `keep` (a strong reference: the call releases the GIL, and
+/// another thread could meanwhile drop a container's last other reference
+/// to one of them), for the lifetime `'a`, which the caller picks.
 ///
 /// # Safety
-/// The caller must keep `obj` and everything pushed to `keep` alive (and
-/// not resize the arrays) for as long as the returned value (any part of
-/// it) is used.
+/// The caller must keep everything pushed to `keep` alive for as long as
+/// the returned value (any part of it) is used.
 pub unsafe fn to_value<'py, 'a>(obj: &Bound<'py, PyAny>, keep: &mut Keep<'py>) -> Result<Value<'a>, Fail> {
     let py = obj.py();
     if let Ok(a) = obj.cast::<PyUntypedArray>() {
@@ -199,11 +199,8 @@ pub unsafe fn to_value<'py, 'a>(obj: &Bound<'py, PyAny>, keep: &mut Keep<'py>) -
     if let Some(asarray) = asarray {
         let arr = asarray.call1((obj,))?;
         if let Ok(a) = arr.cast::<PyUntypedArray>() {
-            // SAFETY: `arr` goes to `keep` (below) before the value is used;
-            // the rest is forwarded to the caller.
-            let v = unsafe { array_value(a, keep) }?;
-            keep.push(arr);
-            return Ok(v);
+            // SAFETY: forwarded to the caller (`array_value` keeps `arr`).
+            return unsafe { array_value(a, keep) };
         }
     }
     Err(unsupported(obj))
@@ -322,10 +319,8 @@ unsafe fn array_value<'py, 'a>(a: &Bound<'py, PyUntypedArray>, keep: &mut Keep<'
             (a, descr.call_method1(pyo3::intern!(py, "newbyteorder"), ("=",))?),
         )?;
         let c = copy.cast::<PyUntypedArray>().map_err(PyErr::from)?;
-        // SAFETY: `copy` goes to `keep` right after.
-        let v = unsafe { array_value(c, keep) }?;
-        keep.push(copy);
-        return Ok(v);
+        // SAFETY: forwarded to the caller (the copy goes to `keep` there).
+        return unsafe { array_value(c, keep) };
     }
     let shape = a.shape();
     let strides: DimVec<isize> = a.strides().iter().map(|s| s / es as isize).collect();
@@ -349,11 +344,13 @@ unsafe fn array_value<'py, 'a>(a: &Bound<'py, PyUntypedArray>, keep: &mut Keep<'
         let start = data.wrapping_offset(lo);
         // SAFETY: numpy guarantees that every element of the array lies in
         // its memory, which is `start..start + (hi - lo)` by the strides;
-        // the caller keeps the array alive for 'a (`to_value`'s contract).
+        // the array goes to `keep`, which the caller keeps alive for 'a
+        // (`to_value`'s contract).
         (unsafe { std::slice::from_raw_parts(start, (hi - lo) as usize) }, (-lo) as usize)
     };
     let array = Array::from_bytes(dtype, shape, Some(&strides), bytes, offset)
         .map_err(|e| Fail::at(e.to_string(), None, None))?;
+    keep.push(a.clone().into_any());
     Ok(Value::array(array))
 }
 

@@ -490,11 +490,11 @@ impl Function {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let mut keep: Keep<'py> = Vec::new();
+        let mut keep: Keep<'py> = Vec::with_capacity(8);
         let mut positional: Vec<Value<'_>> = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
-            // SAFETY: `args`, `kwargs` and `keep` outlive the call below,
-            // the only use of the values (they are moved into it).
+            // SAFETY: `keep` outlives the call below, the only use of the
+            // values (they are moved into it).
             let v = unsafe { convert::to_value(&a, &mut keep) };
             positional.push(v.map_err(|f| f.within(PathKey::Index(i)).into_py(py))?);
         }
