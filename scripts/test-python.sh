@@ -41,7 +41,7 @@ py="$(realpath "$venv")/bin/python"
 # workspace's compiled dependencies.
 wheels=target/python-wheels
 rm -rf "$wheels"
-"$py" -m maturin build --quiet --profile dev -i "$py" -m crates/fnabi-py/Cargo.toml -o "$wheels" "${features[@]}"
+"$py" -m maturin build --quiet --locked --profile dev -i "$py" -m crates/fnabi-py/Cargo.toml -o "$wheels" "${features[@]}"
 "$py" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheels"/fnabi-*.whl
 
 # `import fnabi` is the installed wheel: crates/fnabi-py/python is not on sys.path.
