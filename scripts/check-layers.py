@@ -32,6 +32,7 @@ LAYERS = {
         ["error"],
         ["array"],
         ["value", "layout"],
+        ["bind"],
         ["structure", "buffer", "tensor", "ndarray", "text"],
         ["memory", "deferred"],
         ["npy", "json"],

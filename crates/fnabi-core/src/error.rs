@@ -226,13 +226,18 @@ pub enum CallError {
 impl fmt::Display for CallError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CallError::MissingArgument { index, name: Some(n) } => write!(f, "missing argument {index} ({n})"),
-            CallError::MissingArgument { index, name: None } => write!(f, "missing argument {index}"),
-            CallError::UnknownKeyword(k) => write!(f, "unknown keyword argument {k:?}"),
-            CallError::DuplicateKeyword(k) => write!(f, "argument {k:?} is given more than once"),
-            CallError::TooManyPositional { max, got } => {
-                write!(f, "too many positional arguments: the function takes {max}, got {got}")
+            CallError::MissingArgument { index, name: Some(n) } => {
+                write!(f, "missing argument {n:?} (argument {index})")
             }
+            CallError::MissingArgument { index, name: None } => write!(f, "missing positional argument {index}"),
+            CallError::UnknownKeyword(k) => write!(f, "unexpected keyword argument {k:?}"),
+            CallError::DuplicateKeyword(k) => write!(f, "got multiple values for argument {k:?}"),
+            CallError::TooManyPositional { max, got } => write!(
+                f,
+                "takes {max} positional argument{} but {got} {} given",
+                if *max == 1 { "" } else { "s" },
+                if *got == 1 { "was" } else { "were" }
+            ),
             CallError::Arity { what, expected, got } => {
                 write!(f, "wrong number of {what}: expected {expected}, got {got}")
             }

@@ -6,6 +6,7 @@
 //!
 //! - [`value`]: dynamic host values (nested lists, tuples, dicts, arrays);
 //! - [`array`](mod@array): host n-d arrays and the memory behind them;
+//! - [`bind`]: binding a call's positional and keyword arguments (one binder for every backend);
 //! - [`structure`]: [`Plan`], flattening values by a structure and binding calls;
 //! - [`buffer`]: buffer descriptions, the buffer oracle and the factory;
 //! - [`layout`]: layout conversion kernels (strided → dense at memcpy speed);
@@ -25,6 +26,7 @@
 #![warn(missing_docs)]
 
 pub mod array;
+pub mod bind;
 pub mod buffer;
 pub mod coerce;
 pub mod conventions;
