@@ -32,7 +32,7 @@ LAYERS = {
         ["error"],
         ["array"],
         ["value", "layout"],
-        ["structure", "buffer", "tensor", "ndarray", "text"],
+        ["structure", "buffer", "tensor", "ndarray", "text", "extract"],
         ["memory", "deferred"],
         ["npy", "json"],
         ["coerce"],

@@ -1033,19 +1033,6 @@ impl PartialEq for Array<'_> {
     }
 }
 
-impl fmt::Debug for Array<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "Array({}{:?}, strides {:?}, offset {})",
-            self.dtype,
-            self.shape.as_slice(),
-            self.strides.as_slice(),
-            self.offset
-        )
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,6 +30,7 @@ pub mod coerce;
 pub mod conventions;
 pub mod deferred;
 pub mod error;
+pub mod extract;
 pub mod function;
 pub mod json;
 pub mod layout;

@@ -540,6 +540,54 @@ pub fn format_array_elided(a: &Array<'_>, max_elements: usize) -> String {
     out
 }
 
+/// How many elements an array's `Debug` form prints before eliding the rest.
+pub const DEBUG_MAX_ELEMENTS: usize = 32;
+
+impl std::fmt::Display for Array<'_> {
+    /// IREE's text form ([`format_array`]), which [`parse_value`] and
+    /// `iree-run-module` read back; a precision elides after that many
+    /// elements as `iree-run-module` does ([`format_array_elided`]).
+    ///
+    /// ```
+    /// use fnabi_core::Array;
+    /// let a = Array::from_vec(&[2, 3], vec![1.5f32, 2.0, 3.0, 4.0, 5.0, 0.1]).unwrap();
+    /// assert_eq!(a.to_string(), "2x3xf32=[1.5 2 3][4 5 0.1]");
+    /// assert_eq!(format!("{a:.4}"), "2x3xf32=[1.5 2 3][4...]");
+    /// assert_eq!(Array::scalar(true).to_string(), "i1=01");
+    /// ```
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&format_array_elided(self, f.precision().unwrap_or(usize::MAX)))
+    }
+}
+
+impl std::fmt::Debug for Array<'_> {
+    /// The dtype, shape, strides (in elements) and byte offset, and the
+    /// elements in IREE's text form, elided after [`DEBUG_MAX_ELEMENTS`].
+    ///
+    /// ```
+    /// use fnabi_core::Array;
+    /// let a = Array::from_vec(&[2, 2], vec![1i32, 2, 3, 4]).unwrap();
+    /// assert_eq!(
+    ///     format!("{a:?}"),
+    ///     "Array { dtype: i32, shape: [2, 2], strides: [2, 1], offset: 0, data: [1 2][3 4] }"
+    /// );
+    /// let long = Array::from_vec(&[100], vec![0u8; 100]).unwrap();
+    /// assert!(format!("{long:?}").ends_with(" 0 0...] }"));
+    /// ```
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = format_array_elided(self, DEBUG_MAX_ELEMENTS);
+        let data = text.split_once('=').map_or(text.as_str(), |(_, d)| d);
+        let data = if self.rank() == 1 { format!("[{data}]") } else { data.to_owned() };
+        f.debug_struct("Array")
+            .field("dtype", &format_args!("{}", self.dtype()))
+            .field("shape", &self.shape())
+            .field("strides", &self.strides())
+            .field("offset", &self.byte_offset())
+            .field("data", &format_args!("{data}"))
+            .finish()
+    }
+}
+
 /// IREE's recursive printing: brackets around every sub-array of rank ≥ 1
 /// below the outermost dim, elements of the innermost dim separated by
 /// spaces while the budget lasts, then `...`.

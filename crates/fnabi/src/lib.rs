@@ -73,3 +73,9 @@ pub use fnabi_abi::{
 pub use fnabi_core::{
     Array, CallError, Dict, Error, ErrorKind, Function, HostBuffer, Plan, Result, StructureExt, Value,
 };
+
+/// The README, whose Rust code `cargo test --doc` compiles and runs (its
+/// `console` commands are run by `crates/fnabi-cli/tests/readme.rs`).
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
