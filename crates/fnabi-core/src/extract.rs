@@ -150,9 +150,7 @@ impl TryFrom<&Value<'_>> for f64 {
     type Error = Error;
     /// A float: `Value::Float` or a 0-d array of a float dtype.
     fn try_from(v: &Value<'_>) -> Result<f64, Error> {
-        float(v)
-            .map(|(f, _)| f)
-            .ok_or_else(|| Error::mismatch("converting a value to f64", "a float", describe(v)))
+        float(v).map(|(f, _)| f).ok_or_else(|| Error::mismatch("converting a value to f64", "a float", describe(v)))
     }
 }
 
@@ -163,7 +161,9 @@ impl TryFrom<&Value<'_>> for f32 {
     fn try_from(v: &Value<'_>) -> Result<f32, Error> {
         match float(v) {
             Some((f, true)) => Ok(f as f32),
-            Some((f, false)) => Err(Error::mismatch("converting a value to f32", "a float exact in f32", f.to_string())),
+            Some((f, false)) => {
+                Err(Error::mismatch("converting a value to f32", "a float exact in f32", f.to_string()))
+            }
             None => Err(Error::mismatch("converting a value to f32", "a float", describe(v))),
         }
     }
@@ -203,7 +203,10 @@ mod tests {
     fn scalars_from_values_and_0d_arrays() {
         assert_eq!(i64::try_from(Value::from(Array::scalar(u64::MAX >> 1))).unwrap(), i64::MAX);
         let e = i64::try_from(Value::from(Array::scalar(u64::MAX))).unwrap_err();
-        assert_eq!(e.to_string(), format!("converting a value to i64: expected an integer in [{}, {}], got {}", i64::MIN, i64::MAX, u64::MAX));
+        assert_eq!(
+            e.to_string(),
+            format!("converting a value to i64: expected an integer in [{}, {}], got {}", i64::MIN, i64::MAX, u64::MAX)
+        );
         let e = i32::try_from(Value::from(Array::from_vec(&[1], vec![1i32]).unwrap())).unwrap_err();
         assert!(e.to_string().ends_with("got a i32[1] array"), "{e}");
         assert_eq!(f32::try_from(Value::Float(0.5)).unwrap(), 0.5);
