@@ -19,7 +19,8 @@ use crate::value::{Dict, Value};
 use std::fmt;
 use std::sync::Arc;
 
-/// What runs a [`Function`]: implemented by each backend.
+/// What runs a [`Function`]: implemented by each backend (the [`Function`]
+/// example implements one).
 ///
 /// `call` receives the caller's arguments unbound: the backend binds them
 /// (by position and keyword, with arity errors), checks every value against
@@ -197,7 +198,40 @@ impl fmt::Debug for Function {
     }
 }
 
-/// A prepared call of a [`Function`] (see [`Function::prepare`]).
+/// A prepared call of a [`Function`] (see [`Function::prepare`]): what a
+/// hot loop holds. The `Function` example's backend, called in a loop:
+///
+/// ```
+/// # use fnabi_core::function::{Backend, PreparedBackend};
+/// # use fnabi_core::{Array, Dict, Error, Function, Value};
+/// # struct Add;
+/// # impl PreparedBackend for Add {
+/// #     fn call(&mut self, args: Vec<Value<'_>>, _: Dict<'_>) -> Result<Value<'static>, Error> {
+/// #         Ok(Value::from(f64::try_from(&args[0])? + f64::try_from(&args[1])?))
+/// #     }
+/// #     fn call_bound(&mut self, inputs: &Value<'_>) -> Result<Value<'static>, Error> {
+/// #         self.call(inputs.as_sequence().unwrap_or_default().to_vec(), Dict::new())
+/// #     }
+/// # }
+/// # impl Backend for Add {
+/// #     fn name(&self) -> &str { "add" }
+/// #     fn describe(&self) -> String { "add(f64, f64) -> f64".into() }
+/// #     fn call(&self, args: Vec<Value<'_>>, kw: Dict<'_>) -> Result<Value<'static>, Error> {
+/// #         PreparedBackend::call(&mut Add, args, kw)
+/// #     }
+/// #     fn prepare(&self) -> Box<dyn PreparedBackend + '_> { Box::new(Add) }
+/// # }
+/// let add = Function::new(Add);
+/// let mut prepared = add.prepare();
+/// let mut total = Value::from(0.0);
+/// for x in [1.0, 2.0, 3.0] {
+///     total = prepared.call([total, Value::from(x)]).unwrap();
+/// }
+/// assert_eq!(total, Value::Float(6.0));
+/// // call_bound skips binding: the inputs already are the input structure.
+/// let bound = Value::Tuple(vec![Value::from(1.0), Value::from(0.5)]);
+/// assert_eq!(prepared.call_bound(&bound).unwrap(), Value::Float(1.5));
+/// ```
 pub struct PreparedCall<'f> {
     inner: Box<dyn PreparedBackend + 'f>,
 }

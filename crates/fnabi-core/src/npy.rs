@@ -49,6 +49,17 @@ const ARRAY_ALIGN: usize = 64;
 const GROWTH_AXIS_MAX_DIGITS: usize = 21;
 
 /// The parsed header of a `.npy` file.
+///
+/// ```
+/// use fnabi_core::{npy, Array, DType};
+/// let a = Array::from_vec(&[2, 3], vec![0.5f64; 6]).unwrap();
+/// let bytes = npy::to_bytes(&a).unwrap();
+/// let h = npy::read_header(&bytes).unwrap();
+/// assert_eq!((h.dtype, &h.shape[..], h.fortran_order, h.big_endian), (DType::F64, &[2, 3][..], false, false));
+/// assert_eq!(h.data_offset % 64, 0);
+/// assert_eq!(h.data_len(), 48);
+/// assert_eq!(npy::read(&bytes).unwrap(), a);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NpyHeader {
     /// Format version (major, minor).
