@@ -657,6 +657,38 @@ impl<'a> Array<'a> {
         Box::write(Box::new_uninit(), Array { dtype, shape, strides, offset, storage: Storage::Shared(buffer) })
     }
 
+    /// An array of 8-bit floats from their bytes (C order), e.g. what
+    /// [`Float8::from_f64`](fnabi_abi::Float8::from_f64) encodes.
+    ///
+    /// ```
+    /// use fnabi_core::{Array, DType, Float8};
+    /// let f = Float8::E5M2;
+    /// let bits = [1.0, -2.5, 0.0].map(|x| f.from_f64(x).unwrap());
+    /// let a = Array::from_float8_bits(f, &[3], bits.to_vec()).unwrap();
+    /// assert_eq!(a.dtype(), DType::F8E5M2);
+    /// assert_eq!(a.float8_to_f32().unwrap(), [1.0, -2.5, 0.0]);
+    /// assert_eq!(a.to_string(), "3xf8E5M2=1 -2.5 0");
+    /// ```
+    pub fn from_float8_bits(
+        format: fnabi_abi::Float8,
+        shape: &[usize],
+        bits: Vec<u8>,
+    ) -> Result<Array<'static>, Error> {
+        Array::from_buffer(DType::Float8(format), shape, None, Arc::new(HostBuffer::from_vec(bits)), 0)
+    }
+
+    /// The elements of an 8-bit float array as `f32` (exact), in C order;
+    /// an error for other dtypes.
+    pub fn float8_to_f32(&self) -> Result<Vec<f32>, Error> {
+        let DType::Float8(f) = self.dtype else {
+            return Err(Error::mismatch("float8_to_f32", "an 8-bit float array", self.dtype.to_string()));
+        };
+        let bytes = self.storage_bytes();
+        let mut out = Vec::with_capacity(self.len());
+        self.for_each_offset(|o| out.push(f.to_f32(bytes[o])));
+        Ok(out)
+    }
+
     /// Element type.
     #[inline]
     pub fn dtype(&self) -> DType {

@@ -294,6 +294,18 @@ fn build(dtype: DType, shape: &[usize], leaves: &[&Value<'_>]) -> Result<Array<'
         }
     }
     match dtype {
+        DType::Float8(f) => {
+            let conv = float(dtype, |x| x, |_| false);
+            let bits = leaves
+                .iter()
+                .enumerate()
+                .map(|(k, v)| {
+                    let x = conv(v).map_err(|m| (k, m))?;
+                    f.from_f64(x).ok_or_else(|| (k, format!("{} is out of range for {dtype}", shown(v))))
+                })
+                .collect::<Result<Vec<u8>, _>>()?;
+            Array::from_float8_bits(f, shape, bits).map_err(|e| (0, e.to_string()))
+        }
         DType::F32 => each(shape, leaves, float(dtype, |x| x as f32, |t| t.is_infinite())),
         DType::F64 => each(shape, leaves, float(dtype, |x| x, |_| false)),
         DType::F16 => each(shape, leaves, float(dtype, f16::from_f64, |t| t.is_infinite())),

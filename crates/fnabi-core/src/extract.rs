@@ -7,7 +7,8 @@
 //! integers, `Value::Float` for floats, `Value::Bool`) or from a 0-d array
 //! (what a compiled function returns for a scalar result) whose elements
 //! convert to it without loss: any integer dtype to an integer type whose
-//! range holds the value, `f16`/`bf16`/`f32` to `f32` and `f64`, `f64` to
+//! range holds the value, `f16`/`bf16`/`f32` and the 8-bit floats to `f32`
+//! and `f64`, `f64` to
 //! `f64`, `bool` to `bool`. Nothing is rounded: `Value::Float(0.1)` is no
 //! `f32`, `Value::Int(300)` no `u8`.
 //!
@@ -108,6 +109,9 @@ fn float(v: &Value<'_>) -> Option<(f64, bool)> {
         return Some((*f, f.is_nan() || f64::from(*f as f32) == *f));
     }
     let a = zero_d(v)?;
+    if let DType::Float8(_) = a.dtype() {
+        return Some((a.float8_to_f32().ok()?[0].into(), true));
+    }
     match a.dtype().scalar_type()? {
         ScalarType::F16 => Some((a.get::<half::f16>(&[]).ok()?.into(), true)),
         ScalarType::BF16 => Some((a.get::<half::bf16>(&[]).ok()?.into(), true)),

@@ -56,6 +56,7 @@ pub fn dtype_name(d: DType) -> &'static str {
             ScalarType::U64 => "ui64",
             s => s.short_name(),
         },
+        DType::Float8(f) => f.name(),
     }
 }
 
@@ -75,7 +76,7 @@ pub fn dtype_from_name(name: &str) -> Option<DType> {
         "bf16" => DType::BF16,
         "f32" => DType::F32,
         "f64" => DType::F64,
-        _ => return None,
+        _ => return fnabi_abi::Float8::from_name(name).filter(|f| f.name() == name).map(DType::Float8),
     })
 }
 
@@ -301,6 +302,12 @@ fn encode(dtype: DType, s: &str, off: usize, out: &mut [u8]) -> Result<(), Parse
     let range = || invalid(off, format!("`{s}` is out of range for {}", dtype_name(dtype)));
     let not = |what: &str| invalid(off, format!("`{s}` is not {what}"));
     match dtype {
+        DType::Float8(f) => {
+            let v = parse_float(s).ok_or_else(|| not("a number"))?;
+            let named_inf =
+                !v.is_infinite() || s.trim_start_matches(['+', '-']).to_ascii_lowercase().starts_with("inf");
+            out[0] = f.from_f64(v).filter(|_| named_inf).ok_or_else(range)?;
+        }
         DType::Bool => {
             out[0] = match s {
                 "0" | "00" | "false" => 0,
@@ -487,6 +494,8 @@ fn format_element(a: &Array<'_>, off: usize, out: &mut String) {
     }
     let s = match a.dtype() {
         DType::Bool => (if b[0] != 0 { "01" } else { "00" }).to_owned(),
+        // The shortest decimal that reads back to the same byte.
+        DType::Float8(f) => format_float(f.shortest_decimal(b[0]), ScalarType::F64),
         DType::Scalar(st) => match st {
             ScalarType::F32 => format_float(f64::from(ne!(f32)), st),
             ScalarType::F64 => format_float(ne!(f64), st),
