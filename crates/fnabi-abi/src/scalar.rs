@@ -371,11 +371,9 @@ impl Float8 {
     /// The value of `bits` (exact: every 8-bit float is an `f32`).
     pub fn to_f32(self, bits: u8) -> f32 {
         if self.is_nan(bits) {
-            return if bits & 0x80 != 0 && !matches!(self, Float8::E4M3FNUZ | Float8::E5M2FNUZ) {
-                -f32::NAN
-            } else {
-                f32::NAN
-            };
+            // Signed by the byte's sign bit, as ml_dtypes reads them (the
+            // FNUZ NaN 0x80 is negative).
+            return if bits & 0x80 != 0 { -f32::NAN } else { f32::NAN };
         }
         let (mbits, bias) = self.layout();
         let sign = if bits & 0x80 != 0 { -1.0f32 } else { 1.0 };
@@ -407,9 +405,12 @@ impl Float8 {
     /// format has signed NaNs); -0 is 0 in the FNUZ formats.
     pub fn from_f64(self, x: f64) -> Option<u8> {
         let fnuz = matches!(self, Float8::E4M3FNUZ | Float8::E5M2FNUZ);
-        let sign: u8 = if x.is_sign_negative() && !fnuz { 0x80 } else { 0 };
+        let sign: u8 = if x.is_sign_negative() { 0x80 } else { 0 };
         if x.is_nan() {
             return Some(if fnuz { 0x80 } else { sign | 0x7f });
+        }
+        if x.is_infinite() && self != Float8::E5M2 {
+            return None;
         }
         let a = x.abs();
         let max = self.max_code();

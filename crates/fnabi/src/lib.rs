@@ -67,7 +67,7 @@ pub mod mlir {
 }
 
 pub use fnabi_abi::{
-    AbiAttributes, BufferType, DType, Dim, DimOrder, Element, IndexPath, ParseError, ParseErrorKind, PathKey,
+    AbiAttributes, BufferType, DType, Dim, DimOrder, Element, Float8, IndexPath, ParseError, ParseErrorKind, PathKey,
     RawSignature, RawType, ScalarType, SipSignature, Structure, StructureError,
 };
 pub use fnabi_core::{
