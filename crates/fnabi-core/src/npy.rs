@@ -267,7 +267,7 @@ impl<'a> HeaderParser<'a> {
             return Ok((DType::BF16, false));
         }
         // ml_dtypes' 8-bit floats, by name as for bfloat16.
-        if let Some(f) = fnabi_abi::Float8::from_name(&d).filter(|f| f.npy_name() == d) {
+        if let Some(f) = fnabi_abi::Float8::from_name(d).filter(|f| f.npy_name() == d) {
             return Ok((DType::Float8(f), false));
         }
         let (order, code) = match d.as_bytes().first() {
