@@ -89,6 +89,12 @@ fn an_mlir_function_takes_and_returns_float8_memrefs() {
     let y = array(reverse.call([Value::from(x)]).unwrap());
     assert_eq!(y.dtype(), DType::F8E4M3FN);
     assert_eq!(y.storage_bytes(), [0x81, 0xc0, 0x7e, 0x1d]);
+    // Plain numbers are typed by the MLIR signature (what `fnabi run --inputs` does).
+    let params = reverse.input_params().unwrap();
+    let list = Value::List([0.1, 448.0, -2.0, 1e-9].map(Value::Float).to_vec());
+    let (args, _) = fnabi::coerce::coerce_arguments(vec![list], fnabi::Dict::new(), &params).unwrap();
+    let y = array(reverse.call(args).unwrap());
+    assert_eq!(y.storage_bytes(), [0x00, 0xc0, 0x7e, 0x1d]);
     // The signature's element type is checked before the call.
     let wrong = Array::from_float8_bits(Float8::E5M2, &[4], vec![0; 4]).unwrap();
     let e = reverse.call([Value::from(wrong)]).unwrap_err();
