@@ -33,7 +33,7 @@ LAYERS = {
         ["array"],
         ["value", "layout"],
         ["bind"],
-        ["structure", "buffer", "tensor", "ndarray", "text"],
+        ["structure", "buffer", "tensor", "ndarray", "text", "extract"],
         ["memory", "deferred"],
         ["npy", "json"],
         ["coerce"],

@@ -925,6 +925,7 @@ fn read_num(d: DType, b: &[u8]) -> Num {
     }
     match d {
         DType::Bool => Num::I(i128::from(b[0] != 0)),
+        DType::Float8(f) => Num::F(f.to_f32(b[0]).into()),
         DType::Scalar(s) => match s {
             S::F32 => Num::F(f32::from_ne_bytes(arr(b)).into()),
             S::F64 => Num::F(f64::from_ne_bytes(arr(b))),
@@ -989,6 +990,14 @@ fn array_of_nums(d: DType, shape: &[usize], nums: &[Num], at: &At<'_>) -> Result
         }};
     }
     match d {
+        DType::Float8(f) => {
+            let v = nums
+                .iter()
+                .enumerate()
+                .map(|(k, &n)| f.from_f64(as_f64(n)).ok_or_else(|| bad(k, n)))
+                .collect::<Result<Vec<u8>, _>>()?;
+            Array::from_float8_bits(f, shape, v)
+        }
         DType::Bool => {
             let v = nums
                 .iter()

@@ -32,6 +32,7 @@ pub mod coerce;
 pub mod conventions;
 pub mod deferred;
 pub mod error;
+pub mod extract;
 pub mod function;
 pub mod json;
 pub mod layout;
@@ -49,7 +50,7 @@ pub mod vm;
 pub use array::{Array, HostBuffer};
 pub use error::{CallError, Error, ErrorKind, Result};
 pub use fnabi_abi::{
-    AbiAttributes, BufferType, DType, Dim, DimOrder, Element, IndexPath, ParseError, ParseErrorKind, PathKey,
+    AbiAttributes, BufferType, DType, Dim, DimOrder, Element, Float8, IndexPath, ParseError, ParseErrorKind, PathKey,
     RawSignature, RawType, ScalarType, SipSignature, Structure, StructureError,
 };
 pub use function::Function;

@@ -412,6 +412,17 @@ impl Backend for MlirBackend {
                     b.dims().iter().map(|d| if let Dim::Static(n) = d { Some(*n as usize) } else { None }).collect(),
                 ),
             },
+            // Memrefs of `i1` and the 8-bit floats have no raw type: the MLIR
+            // type (the same input) says what they take.
+            Some(RawType::Unrecognized) => match self.func.ty().inputs.get(i) {
+                Some(MlirType::MemRef(m)) => InputType::Array {
+                    dtype: m.element.dtype(),
+                    dims: Some(
+                        m.dims.iter().map(|d| if let Dim::Static(n) = d { Some(*n as usize) } else { None }).collect(),
+                    ),
+                },
+                _ => InputType::Any,
+            },
             _ => InputType::Any,
         };
         fn ty(s: &Structure, leaf: &dyn Fn(usize) -> InputType) -> InputType {

@@ -6,6 +6,7 @@
 
 use crate::errors;
 use fnabi::array::DimVec;
+use fnabi::scalar::Float8;
 use fnabi::structure::PathKey;
 use fnabi::value::Key;
 use fnabi::{Array, DType, Dict, IndexPath, Value};
@@ -245,21 +246,37 @@ fn numpy_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
     NUMPY.get_or_try_init(py, || py.import("numpy").map(Bound::unbind)).map(|m| m.bind(py))
 }
 
-/// `ml_dtypes.bfloat16`'s numpy dtype, when `ml_dtypes` is installed.
-fn bfloat16_descr(py: Python<'_>) -> PyResult<&Bound<'_, PyArrayDescr>> {
-    static BF16: PyOnceLock<Py<PyArrayDescr>> = PyOnceLock::new();
-    BF16.get_or_try_init(py, || {
+/// The `ml_dtypes` numpy dtype of `bfloat16` or an 8-bit float (its
+/// `ml_dtypes` name), when `ml_dtypes` is installed.
+fn ml_dtypes_descr<'py>(py: Python<'py>, name: &'static str) -> PyResult<&'py Bound<'py, PyArrayDescr>> {
+    static DESCRS: PyOnceLock<Vec<(&'static str, Py<PyArrayDescr>)>> = PyOnceLock::new();
+    let all = DESCRS.get_or_try_init(py, || {
         let ml = py.import("ml_dtypes").map_err(|_| {
             errors::error(
                 py,
                 errors::Kind::Base,
-                "bfloat16 arrays need the `ml_dtypes` package (pip install ml_dtypes), which is not installed",
+                "bfloat16 and float8 arrays need the `ml_dtypes` package (pip install ml_dtypes), which is not installed",
             )
         })?;
-        let t = ml.getattr("bfloat16")?;
-        Ok::<_, PyErr>(PyArrayDescr::new(py, &t)?.unbind())
-    })
-    .map(|d| d.bind(py))
+        let names = std::iter::once("bfloat16").chain(Float8::ALL.iter().map(|f| f.npy_name()));
+        names
+            .map(|n| Ok::<_, PyErr>((n, PyArrayDescr::new(py, &ml.getattr(n)?)?.unbind())))
+            .collect::<PyResult<Vec<_>>>()
+    })?;
+    let (_, d) = all
+        .iter()
+        .find(|(n, _)| *n == name)
+        .ok_or_else(|| errors::error(py, errors::Kind::Base, format!("ml_dtypes has no dtype {name}")))?;
+    Ok(d.bind(py))
+}
+
+/// The `ml_dtypes` name of a dtype numpy lacks (`bfloat16`, the 8-bit floats).
+fn ml_dtypes_name(dtype: DType) -> Option<&'static str> {
+    match dtype {
+        DType::BF16 => Some("bfloat16"),
+        DType::Float8(f) => Some(f.npy_name()),
+        _ => None,
+    }
 }
 
 /// The fnabi element type of a numpy dtype.
@@ -278,13 +295,15 @@ fn dtype_of(descr: &Bound<'_, PyArrayDescr>) -> Result<DType, Fail> {
         (b'f', 2) => Some(DType::F16),
         (b'f', 4) => Some(DType::F32),
         (b'f', 8) => Some(DType::F64),
-        (b'V', 2) if !descr.has_fields() => {
-            // ml_dtypes' bfloat16 (a user dtype of kind 'V'); only when it is
-            // installed, since only then can such an array exist.
-            match bfloat16_descr(descr.py()) {
-                Ok(bf) if descr.is_equiv_to(bf) => Some(DType::BF16),
-                _ => None,
-            }
+        (b'V', 1 | 2) if !descr.has_fields() => {
+            // ml_dtypes' bfloat16 and 8-bit floats (user dtypes of kind 'V');
+            // only when it is installed, since only then can such an array exist.
+            let candidates = if size == 2 { &[DType::BF16][..] } else { &DType::FLOAT8[..] };
+            candidates.iter().copied().find(|&d| {
+                ml_dtypes_name(d)
+                    .and_then(|n| ml_dtypes_descr(descr.py(), n).ok())
+                    .is_some_and(|m| descr.is_equiv_to(m))
+            })
         }
         _ => None,
     };
@@ -292,7 +311,7 @@ fn dtype_of(descr: &Bound<'_, PyArrayDescr>) -> Result<DType, Fail> {
         let name = descr.str().map(|s| s.to_string()).unwrap_or_default();
         Fail::at(
             format!("numpy dtype {name} has no fnabi element type"),
-            Some("bool, int8-64, uint8-64, float16/32/64 or bfloat16".into()),
+            Some("bool, int8-64, uint8-64, float16/32/64, bfloat16 or float8".into()),
             Some(name),
         )
     })
@@ -362,7 +381,8 @@ pub struct ResultMemory {
     array: Array<'static>,
 }
 
-/// numpy's type number of a dtype (`None` for bfloat16, which numpy lacks).
+/// numpy's type number of a dtype (`None` for bfloat16 and the 8-bit
+/// floats, which numpy lacks: see [`ml_dtypes_name`]).
 fn typenum(dtype: DType) -> Option<NPY_TYPES> {
     Some(match dtype {
         DType::Bool => NPY_TYPES::NPY_BOOL,
@@ -379,7 +399,7 @@ fn typenum(dtype: DType) -> Option<NPY_TYPES> {
         DType::F16 => NPY_TYPES::NPY_HALF,
         DType::F32 => NPY_TYPES::NPY_FLOAT,
         DType::F64 => NPY_TYPES::NPY_DOUBLE,
-        DType::BF16 => return None,
+        DType::BF16 | DType::Float8(_) => return None,
     })
 }
 
@@ -389,7 +409,7 @@ fn array_to_py<'py>(py: Python<'py>, a: Array<'static>) -> PyResult<Bound<'py, P
     let descr: *mut npyffi::PyArray_Descr = match typenum(a.dtype()) {
         // SAFETY: numpy's C API, with the GIL held; returns a new reference.
         Some(t) => unsafe { PY_ARRAY_API.PyArray_DescrFromType(py, t as i32) },
-        None => bfloat16_descr(py)?.clone().into_dtype_ptr(),
+        None => ml_dtypes_descr(py, ml_dtypes_name(a.dtype()).unwrap_or("bfloat16"))?.clone().into_dtype_ptr(),
     };
     let es = a.dtype().size() as npy_intp;
     let mut dims: DimVec<npy_intp> = a.shape().iter().map(|&n| n as npy_intp).collect();

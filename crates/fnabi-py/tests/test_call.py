@@ -299,3 +299,14 @@ def test_library_without_source(pyfix):
     np.testing.assert_array_equal(g(np.arange(2, dtype=np.float32)), [1, 0])
     h = bare.function("count_above", signature=fnabi.mangle("(Buffer<sint32[?]>, sint32) -> (sint32)"))
     assert h(x, 5) == int((x > 5).sum())
+
+
+def test_float8_passes_through_ml_dtypes():
+    # f8E4M3FN values exactly representable (hand-derived: 1.5 = 0x3c,
+    # -2 = 0xc0, 448 = 0x7e, 0.015625 = 2**-6 = 0x08): reversed bit for bit.
+    m = fnabi.load(REPO / "crates/fnabi/tests/mlir/float8.mlir")
+    x = np.array([1.5, -2.0, 448.0, 0.015625], dtype=ml_dtypes.float8_e4m3fn)
+    y = m.reverse(x)
+    assert y.dtype == np.dtype(ml_dtypes.float8_e4m3fn)
+    assert y.view(np.uint8).tolist() == [0x08, 0x7E, 0xC0, 0x3C]
+    assert y.astype(np.float32).tolist() == [0.015625, 448.0, -2.0, 1.5]

@@ -27,6 +27,7 @@ pub(super) fn array_any<'de, V: Visitor<'de>>(a: Array<'static>, visitor: V) -> 
             DType::U32 => visitor.visit_u32(a.get(&[]).map_err(e)?),
             DType::U64 => visitor.visit_u64(a.get(&[]).map_err(e)?),
             DType::Bool => visitor.visit_bool(a.get(&[]).map_err(e)?),
+            DType::Float8(_) => visitor.visit_f32(a.float8_to_f32().map_err(e)?[0]),
         };
     }
     // Rank >= 1: a sequence of the sub-arrays along the first axis.

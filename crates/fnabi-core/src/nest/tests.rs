@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::structure::{Structure, StructureBuilder, StructureExt};
 use fnabi_abi::sip::SipSignature;
