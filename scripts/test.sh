@@ -17,6 +17,8 @@ for t in mlir_call mlir_function mlir_host mlir_tensor mlir_dialects mlir_entry;
   valgrind --suppressions=scripts/valgrind.supp --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-possibly-lost=no --quiet \
     "$bin" --test-threads=2 --quiet
 done
+# The Python package: built as a wheel into a fresh venv, then its pytest suite.
+./scripts/test-python.sh
 # The fuzz targets are a separate crate (cargo-fuzz layout): make sure they build.
 cargo check --manifest-path fuzz/Cargo.toml --bins --quiet
 echo "fnabi: all tests passed"

@@ -1,7 +1,8 @@
 //! Element types: [`ScalarType`], the 12 codes of the function ABI documents
 //! (`AbiConstants::ScalarType`), [`DType`], the element type of a host array
-//! (those 12 plus `bool`), and [`Element`], the Rust types behind them
-//! (`half` for float16/bfloat16).
+//! (those 12, `bool` and the 8-bit floats of [`Float8`]), and [`Element`],
+//! the Rust types behind them (`half` for float16/bfloat16; the 8-bit floats
+//! have none: their bytes convert exactly to and from `f32`/`f64`).
 
 use crate::error::{ParseError, ParseErrorKind};
 use std::fmt;
@@ -158,6 +159,8 @@ pub enum DType {
     Scalar(ScalarType),
     /// Boolean, stored as one byte.
     Bool,
+    /// An 8-bit float (MLIR's `f8E4M3FN`, …), which the raw ABI cannot name.
+    Float8(Float8),
 }
 
 #[allow(missing_docs)]
@@ -175,10 +178,15 @@ impl DType {
     pub const U32: DType = DType::Scalar(ScalarType::U32);
     pub const U64: DType = DType::Scalar(ScalarType::U64);
     pub const BOOL: DType = DType::Bool;
+    pub const F8E4M3FN: DType = DType::Float8(Float8::E4M3FN);
+    pub const F8E5M2: DType = DType::Float8(Float8::E5M2);
+    pub const F8E4M3FNUZ: DType = DType::Float8(Float8::E4M3FNUZ);
+    pub const F8E5M2FNUZ: DType = DType::Float8(Float8::E5M2FNUZ);
 }
 
 impl DType {
-    /// All 13 element types: the ABI codes in order, then `bool`.
+    /// The 13 element types with a Rust [`Element`] type: the ABI codes in
+    /// order, then `bool` (the 8-bit floats are [`DType::FLOAT8`]).
     pub const ALL: [DType; 13] = [
         DType::F32,
         DType::F16,
@@ -195,12 +203,15 @@ impl DType {
         DType::Bool,
     ];
 
+    /// The 8-bit float types.
+    pub const FLOAT8: [DType; 4] = [DType::F8E4M3FN, DType::F8E5M2, DType::F8E4M3FNUZ, DType::F8E5M2FNUZ];
+
     /// Size of one element in bytes.
     #[inline]
     pub const fn size(self) -> usize {
         match self {
             DType::Scalar(s) => s.size(),
-            DType::Bool => 1,
+            DType::Bool | DType::Float8(_) => 1,
         }
     }
 
@@ -209,7 +220,7 @@ impl DType {
     pub const fn scalar_type(self) -> Option<ScalarType> {
         match self {
             DType::Scalar(s) => Some(s),
-            DType::Bool => None,
+            DType::Bool | DType::Float8(_) => None,
         }
     }
 
@@ -219,6 +230,7 @@ impl DType {
         match self {
             DType::Scalar(s) => s.short_name(),
             DType::Bool => "bool",
+            DType::Float8(f) => f.name(),
         }
     }
 
@@ -228,6 +240,7 @@ impl DType {
         match self {
             DType::Scalar(s) => s.name(),
             DType::Bool => "bool",
+            DType::Float8(f) => f.name(),
         }
     }
 
@@ -237,14 +250,16 @@ impl DType {
         match self {
             DType::Scalar(s) => s.is_float(),
             DType::Bool => false,
+            DType::Float8(_) => true,
         }
     }
 
-    /// Looks up a name: reference, short, `bool`, or MLIR's `i1`.
+    /// Looks up a name: reference, short, `bool`, MLIR's `i1`, or an 8-bit
+    /// float's MLIR name (`f8E4M3FN`) or ml_dtypes name (`float8_e4m3fn`).
     pub fn from_name(name: &str) -> Option<DType> {
         match name {
             "bool" | "i1" => Some(DType::Bool),
-            _ => ScalarType::from_name(name).map(DType::Scalar),
+            _ => ScalarType::from_name(name).map(DType::Scalar).or_else(|| Float8::from_name(name).map(DType::Float8)),
         }
     }
 }
@@ -267,6 +282,200 @@ impl FromStr for DType {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         DType::from_name(s).ok_or_else(|| ParseError::new(0, ParseErrorKind::UnknownName(s.to_owned())))
+    }
+}
+
+/// An 8-bit floating-point format, as MLIR and IREE name them (and
+/// `ml_dtypes` implements them for numpy): a sign bit, `E` exponent bits and
+/// `M` mantissa bits. `FN`: finite only, NaN where exponent and mantissa are
+/// all ones; `FNUZ`: finite only, no negative zero, NaN is `0x80`, and the
+/// exponent bias is one more than IEEE's.
+///
+/// Conversions are exact: [`Float8::to_f32`] decodes every byte;
+/// [`Float8::from_f64`] rounds to nearest, ties to even, and refuses a value
+/// beyond the largest finite one (∞ only where the format has it).
+///
+/// ```
+/// use fnabi_abi::Float8;
+/// let f = Float8::E4M3FN;
+/// assert_eq!(f.to_f32(0x38), 1.0);
+/// assert_eq!(f.to_f32(0x7e), 448.0); // the largest
+/// assert!(f.to_f32(0x7f).is_nan());
+/// assert_eq!(f.from_f64(0.1), Some(0x1d)); // 0.1015625, the nearest
+/// assert_eq!(f.from_f64(1e6), None); // out of range: no infinity
+/// assert_eq!(Float8::E5M2.from_f64(f64::INFINITY), Some(0x7c));
+/// assert_eq!(Float8::E4M3FNUZ.from_f64(-0.0), Some(0x00)); // no negative zero
+/// assert_eq!(f.name(), "f8E4M3FN");
+/// assert_eq!(f.npy_name(), "float8_e4m3fn");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Float8 {
+    /// `f8E4M3FN`: bias 7, largest 448, NaN `0x7f`/`0xff`, no infinity.
+    E4M3FN,
+    /// `f8E5M2`: IEEE-like with bias 15, largest 57344, ±∞ `0x7c`/`0xfc`.
+    E5M2,
+    /// `f8E4M3FNUZ`: bias 8, largest 240, NaN `0x80`.
+    E4M3FNUZ,
+    /// `f8E5M2FNUZ`: bias 16, largest 57344, NaN `0x80`.
+    E5M2FNUZ,
+}
+
+impl Float8 {
+    /// All four.
+    pub const ALL: [Float8; 4] = [Float8::E4M3FN, Float8::E5M2, Float8::E4M3FNUZ, Float8::E5M2FNUZ];
+
+    /// The MLIR (and IREE) type name: `f8E4M3FN`, `f8E5M2`, `f8E4M3FNUZ`, `f8E5M2FNUZ`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Float8::E4M3FN => "f8E4M3FN",
+            Float8::E5M2 => "f8E5M2",
+            Float8::E4M3FNUZ => "f8E4M3FNUZ",
+            Float8::E5M2FNUZ => "f8E5M2FNUZ",
+        }
+    }
+
+    /// The `ml_dtypes` name (numpy's dtype name, the `.npy` descr): `float8_e4m3fn`, ….
+    pub const fn npy_name(self) -> &'static str {
+        match self {
+            Float8::E4M3FN => "float8_e4m3fn",
+            Float8::E5M2 => "float8_e5m2",
+            Float8::E4M3FNUZ => "float8_e4m3fnuz",
+            Float8::E5M2FNUZ => "float8_e5m2fnuz",
+        }
+    }
+
+    /// Looks up an MLIR name or an `ml_dtypes` name.
+    pub fn from_name(name: &str) -> Option<Float8> {
+        Float8::ALL.into_iter().find(|f| f.name() == name || f.npy_name() == name)
+    }
+
+    /// (mantissa bits, exponent bias).
+    const fn layout(self) -> (u32, i32) {
+        match self {
+            Float8::E4M3FN => (3, 7),
+            Float8::E5M2 => (2, 15),
+            Float8::E4M3FNUZ => (3, 8),
+            Float8::E5M2FNUZ => (2, 16),
+        }
+    }
+
+    /// Whether `bits` is a NaN of this format.
+    pub const fn is_nan(self, bits: u8) -> bool {
+        match self {
+            Float8::E4M3FN => bits & 0x7f == 0x7f,
+            Float8::E5M2 => bits & 0x7c == 0x7c && bits & 0x03 != 0,
+            Float8::E4M3FNUZ | Float8::E5M2FNUZ => bits == 0x80,
+        }
+    }
+
+    /// The value of `bits` (exact: every 8-bit float is an `f32`).
+    pub fn to_f32(self, bits: u8) -> f32 {
+        if self.is_nan(bits) {
+            // Signed by the byte's sign bit, as ml_dtypes reads them (the
+            // FNUZ NaN 0x80 is negative).
+            return if bits & 0x80 != 0 { -f32::NAN } else { f32::NAN };
+        }
+        let (mbits, bias) = self.layout();
+        let sign = if bits & 0x80 != 0 { -1.0f32 } else { 1.0 };
+        let e = i32::from((bits & 0x7f) >> mbits);
+        let m = f32::from(bits & ((1 << mbits) - 1));
+        if self == Float8::E5M2 && e == 31 {
+            return sign * f32::INFINITY;
+        }
+        let scale = |p: i32| 2f32.powi(p);
+        if e == 0 {
+            sign * m * scale(1 - bias - mbits as i32)
+        } else {
+            sign * (1.0 + m / scale(mbits as i32)) * scale(e - bias)
+        }
+    }
+
+    /// The largest finite code (positive).
+    const fn max_code(self) -> u8 {
+        match self {
+            Float8::E4M3FN => 0x7e,
+            Float8::E5M2 => 0x7b,
+            Float8::E4M3FNUZ | Float8::E5M2FNUZ => 0x7f,
+        }
+    }
+
+    /// `x` rounded to this format (to nearest, ties to even); `None` when
+    /// `x` is beyond the largest finite value (or infinite) and the format
+    /// has no infinity. NaN gives the format's NaN (with `x`'s sign where the
+    /// format has signed NaNs); -0 is 0 in the FNUZ formats.
+    pub fn from_f64(self, x: f64) -> Option<u8> {
+        let fnuz = matches!(self, Float8::E4M3FNUZ | Float8::E5M2FNUZ);
+        let sign: u8 = if x.is_sign_negative() { 0x80 } else { 0 };
+        if x.is_nan() {
+            return Some(if fnuz { 0x80 } else { sign | 0x7f });
+        }
+        if x.is_infinite() && self != Float8::E5M2 {
+            return None;
+        }
+        let a = x.abs();
+        let max = self.max_code();
+        let top = f64::from(self.to_f32(max));
+        let ulp = top - f64::from(self.to_f32(max - 1));
+        if a > top + ulp / 2.0 || (a == top + ulp / 2.0 && max & 1 == 1) {
+            // Beyond the largest finite value once rounded.
+            return if self == Float8::E5M2 { Some(sign | 0x7c) } else { None };
+        }
+        // The codes 0..=max are increasing in value: binary search for the
+        // first code at or above `a`, then take the nearer neighbor.
+        let (mut lo, mut hi) = (0u8, max);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if f64::from(self.to_f32(mid)) < a {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let mut code = lo;
+        if code > 0 {
+            let (below, above) = (f64::from(self.to_f32(code - 1)), f64::from(self.to_f32(code)));
+            if a - below < above - a || (a - below == above - a && (code - 1) & 1 == 0) {
+                code -= 1;
+            }
+        }
+        let code = if code == 0 && fnuz { 0 } else { sign | code };
+        Some(code)
+    }
+}
+
+impl Float8 {
+    /// The value of `bits` as the decimal with the fewest significant digits
+    /// that [`Float8::from_f64`] reads back to `bits` (as an `f64`: print it
+    /// with Rust's shortest `f64` formatting); integers (at most 57344) and
+    /// non-finite values as they are, so that 448 is not written 450.
+    ///
+    /// ```
+    /// use fnabi_abi::Float8;
+    /// let f = Float8::E4M3FN;
+    /// assert_eq!(f.to_f32(0x1d), 0.1015625);
+    /// assert_eq!(f.shortest_decimal(0x1d), 0.1);
+    /// assert_eq!(f.shortest_decimal(0x7e), 448.0);
+    /// ```
+    pub fn shortest_decimal(self, bits: u8) -> f64 {
+        let x = f64::from(self.to_f32(bits));
+        if !x.is_finite() || x.fract() == 0.0 {
+            return x;
+        }
+        for p in 0..9 {
+            if let Ok(c) = format!("{x:.p$e}").parse::<f64>()
+                && self.from_f64(c) == Some(bits)
+            {
+                return c;
+            }
+        }
+        x
+    }
+}
+
+impl fmt::Display for Float8 {
+    /// The MLIR name (`f8E4M3FN`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 

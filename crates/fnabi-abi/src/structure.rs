@@ -230,19 +230,6 @@ pub enum StructureErrorKind {
         /// A leaf whose path has the other kind of key there.
         other: IndexPath,
     },
-    /// More positional arguments than the structure takes.
-    TooManyArguments {
-        /// Arguments given.
-        given: usize,
-        /// Arguments the structure takes.
-        takes: usize,
-    },
-    /// An argument the structure needs was not given.
-    MissingArgument(PathKey),
-    /// A keyword argument that the structure does not have.
-    UnexpectedKeyword(Key),
-    /// An argument given both positionally and by keyword.
-    DuplicateArgument(Key),
     /// A message from serde (a `Serialize`/`Deserialize` implementation).
     Custom(String),
 }
@@ -330,16 +317,6 @@ impl fmt::Display for StructureError {
             MixedKeys { other } => {
                 write!(f, "path {path} mixes integer and string keys at one level with the leaf at {}", PathText(other))
             }
-            TooManyArguments { given, takes } => write!(
-                f,
-                "takes {} but {given} {} given",
-                plural(*takes, "positional argument", "positional arguments"),
-                if *given == 1 { "was" } else { "were" }
-            ),
-            MissingArgument(PathKey::Index(i)) => write!(f, "missing positional argument {i}"),
-            MissingArgument(PathKey::Name(k)) => write!(f, "missing argument {k:?}"),
-            UnexpectedKeyword(k) => write!(f, "unexpected keyword argument {k:?}"),
-            DuplicateArgument(k) => write!(f, "got multiple values for argument {k:?}"),
             Custom(msg) if self.path.0.is_empty() => f.write_str(msg),
             Custom(msg) => write!(f, "at {at}: {msg}"),
         }

@@ -127,7 +127,7 @@ fn sync_twins_are_preferred_and_runtime_failures_are_one_line() {
     // Asked for, the async twin (which takes the fences as arguments too).
     let (ok, _, err) = run("sync_async.vmfb", &["--function=checked_sqrt$async", "--input=f32=6.25"], "");
     assert!(!ok);
-    assert_eq!(err, "fnabi: error: missing argument 1\n");
+    assert_eq!(err, "fnabi: error: missing positional argument 1\n");
     // A failure inside the runtime (cf.assert): one line, exit status 1, as
     // IREE's own runtime reports it (see the fixtures' README).
     for verbose in [false, true] {

@@ -61,6 +61,18 @@ enum Release {
 }
 
 /// A block of host memory with its owner: what an [`Array`] shares.
+///
+/// ```
+/// use fnabi_core::{Array, DType, HostBuffer};
+/// use std::sync::Arc;
+/// let buf = Arc::new(HostBuffer::from_vec(vec![1u16, 2, 3, 4]));
+/// assert_eq!(buf.len(), 8);
+/// assert_eq!(&buf.as_bytes()[..2], &1u16.to_ne_bytes());
+/// // Two arrays over one buffer: rows 0 and 1 of a 2x2 view.
+/// let a = Array::from_buffer(DType::U16, &[2, 2], None, buf.clone(), 0).unwrap();
+/// assert_eq!(a.buffer().map(Arc::as_ptr), Some(Arc::as_ptr(&buf)));
+/// assert_eq!(a.to_vec::<u16>().unwrap(), [1, 2, 3, 4]);
+/// ```
 pub struct HostBuffer {
     ptr: NonNull<u8>,
     len: usize,
@@ -369,6 +381,25 @@ impl Storage<'_> {
 }
 
 /// A host n-d array (see the module docs).
+///
+/// ```
+/// use fnabi_core::{Array, DType};
+/// // Owned: a Vec becomes the array's shared buffer (no copy).
+/// let a = Array::from_vec(&[2, 3], vec![1i32, 2, 3, 4, 5, 6]).unwrap();
+/// assert_eq!((a.dtype(), a.shape(), a.strides()), (DType::I32, &[2, 3][..], &[3, 1][..]));
+/// assert_eq!(a.get::<i32>(&[1, 0]).unwrap(), 4);
+/// // A transposed view of the same memory; to_vec reads it in C order.
+/// let t = a.permuted(&[1, 0]).unwrap();
+/// assert_eq!(t.to_vec::<i32>().unwrap(), [1, 4, 2, 5, 3, 6]);
+/// assert_eq!(t.to_string(), "3x2xi32=[1 4][2 5][3 6]");
+/// // Borrowed: the caller's memory, checked against the shape.
+/// let data = [1.0f32, 2.0];
+/// let b = Array::from_slice(&[2], &data).unwrap();
+/// assert_eq!(b.as_ptr(), data.as_ptr().cast());
+/// assert!(Array::from_slice(&[3], &data).is_err());
+/// // The wrong element type is an error, not a reinterpretation.
+/// assert!(b.get::<i32>(&[0]).is_err());
+/// ```
 pub struct Array<'a> {
     dtype: DType,
     shape: DimVec<usize>,
@@ -624,6 +655,38 @@ impl<'a> Array<'a> {
     ) -> Box<Array<'static>> {
         debug_assert!(check_layout(dtype, &shape, &strides, offset, buffer.as_ptr(), buffer.len()).is_ok());
         Box::write(Box::new_uninit(), Array { dtype, shape, strides, offset, storage: Storage::Shared(buffer) })
+    }
+
+    /// An array of 8-bit floats from their bytes (C order), e.g. what
+    /// [`Float8::from_f64`](fnabi_abi::Float8::from_f64) encodes.
+    ///
+    /// ```
+    /// use fnabi_core::{Array, DType, Float8};
+    /// let f = Float8::E5M2;
+    /// let bits = [1.0, -2.5, 0.0].map(|x| f.from_f64(x).unwrap());
+    /// let a = Array::from_float8_bits(f, &[3], bits.to_vec()).unwrap();
+    /// assert_eq!(a.dtype(), DType::F8E5M2);
+    /// assert_eq!(a.float8_to_f32().unwrap(), [1.0, -2.5, 0.0]);
+    /// assert_eq!(a.to_string(), "3xf8E5M2=1 -2.5 0");
+    /// ```
+    pub fn from_float8_bits(
+        format: fnabi_abi::Float8,
+        shape: &[usize],
+        bits: Vec<u8>,
+    ) -> Result<Array<'static>, Error> {
+        Array::from_buffer(DType::Float8(format), shape, None, Arc::new(HostBuffer::from_vec(bits)), 0)
+    }
+
+    /// The elements of an 8-bit float array as `f32` (exact), in C order;
+    /// an error for other dtypes.
+    pub fn float8_to_f32(&self) -> Result<Vec<f32>, Error> {
+        let DType::Float8(f) = self.dtype else {
+            return Err(Error::mismatch("float8_to_f32", "an 8-bit float array", self.dtype.to_string()));
+        };
+        let bytes = self.storage_bytes();
+        let mut out = Vec::with_capacity(self.len());
+        self.for_each_offset(|o| out.push(f.to_f32(bytes[o])));
+        Ok(out)
     }
 
     /// Element type.
@@ -1030,19 +1093,6 @@ impl PartialEq for Array<'_> {
                     == std::slice::from_raw_parts(other.storage.base().add(y), es)
             }
         })
-    }
-}
-
-impl fmt::Debug for Array<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "Array({}{:?}, strides {:?}, offset {})",
-            self.dtype,
-            self.shape.as_slice(),
-            self.strides.as_slice(),
-            self.offset
-        )
     }
 }
 

@@ -43,6 +43,20 @@ use std::sync::Arc;
 /// (negative and zero allowed), the byte offset of element `[0, …, 0]`, and
 /// the length of the backing storage, which the description is checked to
 /// stay inside.
+///
+/// ```
+/// use fnabi_core::buffer::BufferDescription;
+/// use fnabi_core::{Array, DType, DimOrder};
+/// let a = Array::from_vec(&[2, 3], vec![0i16; 6]).unwrap();
+/// let t = a.permuted(&[1, 0]).unwrap();
+/// let d = BufferDescription::from_array(&t);
+/// assert_eq!((d.dtype(), d.shape(), d.strides()), (DType::I16, &[3, 2][..], &[1, 3][..]));
+/// assert!(d.is_dense(DimOrder::ColumnMajor) && !d.is_dense(DimOrder::RowMajor));
+/// // A fresh zeroed array laid out as described.
+/// let f = BufferDescription::dense(DType::F32, &[2, 2], DimOrder::ColumnMajor).unwrap();
+/// let b = f.allocate().unwrap();
+/// assert_eq!((b.shape(), b.strides()), (&[2, 2][..], &[1, 2][..]));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BufferDescription {
     dtype: DType,
@@ -261,6 +275,17 @@ pub enum Cast {
 }
 
 /// Why a buffer cannot be used for a parameter.
+///
+/// ```
+/// use fnabi_core::buffer::{oracle, BufferDescription, Cast, Decision, LayoutPreference, Unsupported};
+/// use fnabi_core::{Array, BufferType, Dim, DimOrder, ScalarType};
+/// let ty = BufferType::new(ScalarType::F32, [Dim::Static(4)]).unwrap();
+/// let a = Array::from_vec(&[3], vec![0f32; 3]).unwrap();
+/// let pref = LayoutPreference::from(DimOrder::RowMajor);
+/// let d = oracle(&ty, &BufferDescription::from_array(&a), &pref, Cast::Forbidden);
+/// assert!(matches!(d, Decision::Unsupported(Unsupported::Dim { dim: 0, expected: 4, got: 3 })));
+/// assert_eq!(d.into_result().unwrap_err().to_string(), "buffer dim 0: expected 4, got 3");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Unsupported {

@@ -60,6 +60,15 @@ pub enum InputType {
 }
 
 /// One parameter of a function: an optional keyword name and its type.
+///
+/// ```
+/// use fnabi_core::coerce::{coerce_arguments, InputParam, InputType};
+/// use fnabi_core::{DType, Dict, Value};
+/// // f(x: f8E4M3FN[2]) called with a plain list of numbers.
+/// let x = InputParam { name: Some("x".into()), ty: InputType::Array { dtype: DType::F8E4M3FN, dims: Some(vec![Some(2)]) } };
+/// let (args, _) = coerce_arguments(vec![Value::List(vec![Value::Float(0.1), Value::Int(448)])], Dict::new(), &[x]).unwrap();
+/// assert_eq!(args[0].as_array().unwrap().to_string(), "2xf8E4M3FN=0.1 448");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InputParam {
     /// The keyword name, when the parameter can be passed by keyword.
@@ -294,6 +303,18 @@ fn build(dtype: DType, shape: &[usize], leaves: &[&Value<'_>]) -> Result<Array<'
         }
     }
     match dtype {
+        DType::Float8(f) => {
+            let conv = float(dtype, |x| x, |_| false);
+            let bits = leaves
+                .iter()
+                .enumerate()
+                .map(|(k, v)| {
+                    let x = conv(v).map_err(|m| (k, m))?;
+                    f.from_f64(x).ok_or_else(|| (k, format!("{} is out of range for {dtype}", shown(v))))
+                })
+                .collect::<Result<Vec<u8>, _>>()?;
+            Array::from_float8_bits(f, shape, bits).map_err(|e| (0, e.to_string()))
+        }
         DType::F32 => each(shape, leaves, float(dtype, |x| x as f32, |t| t.is_infinite())),
         DType::F64 => each(shape, leaves, float(dtype, |x| x, |_| false)),
         DType::F16 => each(shape, leaves, float(dtype, f16::from_f64, |t| t.is_infinite())),

@@ -57,6 +57,7 @@
 use fnabi_abi::limits::MAX_DEPTH;
 
 use crate::array::Array;
+use crate::bind::bind_arguments;
 pub use crate::error::CallError;
 use crate::error::Error;
 use crate::value::{Dict, Key, Value};
@@ -66,6 +67,32 @@ use crate::vm::{
 use fnabi_abi::reflection::{Declaration, FunctionReflection, InvocationModel, NdArrayType, Primitive, TypeRecord};
 use fnabi_abi::scalar::{DType, ScalarType};
 use std::fmt;
+
+/// The parameters of an `iree.abi` function, for the binder: `named`
+/// records take keywords, `null` records may be left out, and a last
+/// `sdict_kwargs` record collects the other keywords.
+struct RecordParameters<'p> {
+    params: &'p [Param],
+    rest: bool,
+}
+
+impl crate::bind::Parameters for RecordParameters<'_> {
+    fn len(&self) -> usize {
+        self.params.len()
+    }
+
+    fn name(&self, i: usize) -> Option<&str> {
+        self.params.get(i).and_then(|p| p.name.as_deref())
+    }
+
+    fn optional(&self, i: usize) -> bool {
+        self.params.get(i).is_some_and(|p| matches!(p.ty, ParamType::Record(TypeRecord::Null)))
+    }
+
+    fn rest(&self) -> bool {
+        self.rest
+    }
+}
 
 /// The type of one parameter or result.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -309,46 +336,8 @@ impl FunctionAbi {
             }
             return Ok(positional);
         };
-        let n = params.len();
-        let n_pos_max = if self.kwargs_param.is_some() { n - 1 } else { n };
-        if positional.len() > n_pos_max {
-            return Err(CallError::TooManyPositional { max: n_pos_max, got: positional.len() }.into());
-        }
-        let mut slots: Vec<Option<Value<'a>>> = positional.into_iter().map(Some).collect();
-        slots.resize_with(n, || None);
-        let mut extra: Option<Dict<'a>> = self.kwargs_param.map(|_| Dict::new());
-        for (k, v) in keywords {
-            let k: Key = k.into();
-            match params.iter().position(|p| p.name.as_deref() == Some(&*k)) {
-                Some(i) => {
-                    if slots[i].is_some() {
-                        return Err(CallError::DuplicateKeyword(k).into());
-                    }
-                    slots[i] = Some(v);
-                }
-                None => match &mut extra {
-                    Some(d) => {
-                        if d.get(&k).is_some() {
-                            return Err(CallError::DuplicateKeyword(k).into());
-                        }
-                        d.push_unique(k, v);
-                    }
-                    None => return Err(CallError::UnknownKeyword(k).into()),
-                },
-            }
-        }
-        if let (Some(i), Some(d)) = (self.kwargs_param, extra) {
-            slots[i] = Some(Value::Dict(d));
-        }
-        slots
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| match v {
-                Some(v) => Ok(v),
-                None if matches!(params[i].ty, ParamType::Record(TypeRecord::Null)) => Ok(Value::None),
-                None => Err(CallError::MissingArgument { index: i, name: params[i].name.clone() }.into()),
-            })
-            .collect()
+        let params = RecordParameters { params, rest: self.kwargs_param.is_some() };
+        Ok(bind_arguments(&params, positional, keywords)?)
     }
 
     /// Converts bound arguments into the VM argument list (without the
@@ -936,6 +925,7 @@ fn read_num(d: DType, b: &[u8]) -> Num {
     }
     match d {
         DType::Bool => Num::I(i128::from(b[0] != 0)),
+        DType::Float8(f) => Num::F(f.to_f32(b[0]).into()),
         DType::Scalar(s) => match s {
             S::F32 => Num::F(f32::from_ne_bytes(arr(b)).into()),
             S::F64 => Num::F(f64::from_ne_bytes(arr(b))),
@@ -1000,6 +990,14 @@ fn array_of_nums(d: DType, shape: &[usize], nums: &[Num], at: &At<'_>) -> Result
         }};
     }
     match d {
+        DType::Float8(f) => {
+            let v = nums
+                .iter()
+                .enumerate()
+                .map(|(k, &n)| f.from_f64(as_f64(n)).ok_or_else(|| bad(k, n)))
+                .collect::<Result<Vec<u8>, _>>()?;
+            Array::from_float8_bits(f, shape, v)
+        }
         DType::Bool => {
             let v = nums
                 .iter()

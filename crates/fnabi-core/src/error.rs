@@ -29,6 +29,19 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub struct Error(Box<ErrorKind>);
 
 /// What went wrong, with the precise error of the layer that found it.
+///
+/// ```
+/// use fnabi_core::{Array, ErrorKind};
+/// let e = Array::from_vec(&[3], vec![1.0f32, 2.0]).unwrap_err();
+/// match e.kind() {
+///     ErrorKind::Mismatch { context, expected, got } => {
+///         println!("{context}: {expected} vs {got}");
+///     }
+///     other => panic!("another kind: {other}"),
+/// }
+/// let e = fnabi_core::npy::read_file("/nonexistent.npy").unwrap_err();
+/// assert!(matches!(e.kind(), ErrorKind::Io { .. }));
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ErrorKind {
@@ -191,6 +204,14 @@ impl From<DimOutOfRange> for Error {
 }
 
 /// Why arguments do not bind to a function, or a result list does not fit.
+///
+/// ```
+/// use fnabi_core::{CallError, Error, ErrorKind};
+/// // What a backend reports for f(x, y) called with three positional arguments.
+/// let e: Error = CallError::TooManyPositional { max: 2, got: 3 }.into();
+/// assert!(matches!(e.kind(), ErrorKind::Call(CallError::TooManyPositional { max: 2, got: 3 })));
+/// assert_eq!(e.to_string(), "too many positional arguments: the function takes 2, got 3");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CallError {
@@ -226,13 +247,18 @@ pub enum CallError {
 impl fmt::Display for CallError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CallError::MissingArgument { index, name: Some(n) } => write!(f, "missing argument {index} ({n})"),
-            CallError::MissingArgument { index, name: None } => write!(f, "missing argument {index}"),
-            CallError::UnknownKeyword(k) => write!(f, "unknown keyword argument {k:?}"),
-            CallError::DuplicateKeyword(k) => write!(f, "argument {k:?} is given more than once"),
-            CallError::TooManyPositional { max, got } => {
-                write!(f, "too many positional arguments: the function takes {max}, got {got}")
+            CallError::MissingArgument { index, name: Some(n) } => {
+                write!(f, "missing argument {n:?} (argument {index})")
             }
+            CallError::MissingArgument { index, name: None } => write!(f, "missing positional argument {index}"),
+            CallError::UnknownKeyword(k) => write!(f, "unexpected keyword argument {k:?}"),
+            CallError::DuplicateKeyword(k) => write!(f, "got multiple values for argument {k:?}"),
+            CallError::TooManyPositional { max, got } => write!(
+                f,
+                "takes {max} positional argument{} but {got} {} given",
+                if *max == 1 { "" } else { "s" },
+                if *got == 1 { "was" } else { "were" }
+            ),
             CallError::Arity { what, expected, got } => {
                 write!(f, "wrong number of {what}: expected {expected}, got {got}")
             }

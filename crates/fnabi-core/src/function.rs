@@ -19,11 +19,13 @@ use crate::value::{Dict, Value};
 use std::fmt;
 use std::sync::Arc;
 
-/// What runs a [`Function`]: implemented by each backend.
+/// What runs a [`Function`]: implemented by each backend (the [`Function`]
+/// example implements one).
 ///
 /// `call` receives the caller's arguments unbound: the backend binds them
 /// (by position and keyword, with arity errors), checks every value against
-/// the function's types before native code runs, calls, and returns owned
+/// what the function's signature states before native code runs (see
+/// [`Function`] for what that is and is not), calls, and returns owned
 /// results.
 pub trait Backend: Send + Sync {
     /// The function's name.
@@ -63,6 +65,61 @@ pub trait PreparedBackend: Send {
 ///
 /// Cheap to clone (shared); `Send + Sync`: calls from several threads run
 /// at once, each with its own scratch memory.
+///
+/// # What a call checks
+///
+/// Before native code runs, every argument is checked against what the
+/// function's signature states (its MLIR types, `f`/`sip` attributes or
+/// `iree.abi` records): the structure (arity, keys, sequence lengths), each
+/// leaf's kind, dtype and rank, every static dim, and that its memory holds
+/// the shape and strides it claims. A wrong value is an [`Error`] naming the
+/// argument's index path, expected and got.
+///
+/// **Not checked: relations between dynamic dims**, which no signature
+/// states. `dyn_add(tensor<?x4xf32>, tensor<?x4xf32>)` needs its two `?`
+/// equal; called with 3 and 2 rows, compiled code that does not check reads
+/// past the second array (garbage or a crash). MLIR sources compiled with
+/// runtime verification (`fnabi_mlir::CompileOptions::runtime_verification`,
+/// the default of `fnabi run`) stop there with MLIR's message where an op
+/// states the relation (linalg ops do); IREE modules must check it
+/// themselves. Otherwise the caller keeps such relations.
+///
+/// # Example
+///
+/// A backend is what runs a `Function`; the MLIR and IREE crates provide
+/// theirs. Here, a host-side one that adds its two `f32` arguments:
+///
+/// ```
+/// use fnabi_core::function::{Backend, PreparedBackend};
+/// use fnabi_core::{Array, Dict, Error, Function, Value};
+///
+/// struct Add;
+/// impl PreparedBackend for Add {
+///     fn call(&mut self, args: Vec<Value<'_>>, _: Dict<'_>) -> Result<Value<'static>, Error> {
+///         let [a, b] = <[Value; 2]>::try_from(args).map_err(|_| Error::invalid_argument("two arguments"))?;
+///         Ok(Value::from(Array::scalar(f32::try_from(a)? + f32::try_from(b)?)))
+///     }
+///     fn call_bound(&mut self, inputs: &Value<'_>) -> Result<Value<'static>, Error> {
+///         self.call(inputs.as_sequence().unwrap_or_default().to_vec(), Dict::new())
+///     }
+/// }
+/// impl Backend for Add {
+///     fn name(&self) -> &str { "add" }
+///     fn describe(&self) -> String { "add(f32, f32) -> f32".into() }
+///     fn call(&self, args: Vec<Value<'_>>, kw: Dict<'_>) -> Result<Value<'static>, Error> {
+///         PreparedBackend::call(&mut Add, args, kw)
+///     }
+///     fn prepare(&self) -> Box<dyn PreparedBackend + '_> { Box::new(Add) }
+/// }
+///
+/// let add = Function::new(Add);
+/// let y = add.call([Value::from(1.5f32), Value::from(Array::scalar(2.0f32))]).unwrap();
+/// assert_eq!(f32::try_from(y).unwrap(), 3.5);
+/// // call_serde takes and returns serde types: (f32, f32) in, f32 out.
+/// let y: f32 = add.call_serde(&(1.0f32, 2.0f32)).unwrap();
+/// assert_eq!(y, 3.0);
+/// assert_eq!(format!("{add:?}"), "Function(add(f32, f32) -> f32)");
+/// ```
 #[derive(Clone)]
 pub struct Function {
     backend: Arc<dyn Backend>,
@@ -106,7 +163,11 @@ impl Function {
     /// Calls with inputs of any serde type that serializes to the bound
     /// input structure (a tuple struct or tuple for positional arguments, a
     /// struct or map for a dict root), and deserializes the results into
-    /// `O`. [`crate::Array`] fields travel without copying their data.
+    /// `O`, any serde type of the result structure: serde types in, serde
+    /// types out (`O` may be [`Value`] to get the dynamic form, as
+    /// [`Function::call`] returns it). [`crate::Array`] fields travel
+    /// without copying their data; a 0-d array result deserializes into a
+    /// Rust number too ([`crate::nest`] has the rules).
     pub fn call_serde<I: serde::Serialize, O: serde::de::DeserializeOwned>(&self, inputs: &I) -> Result<O, Error> {
         let bound = crate::nest::to_value(inputs)?;
         let out = self.backend.prepare().call_bound(&bound)?;
@@ -137,7 +198,40 @@ impl fmt::Debug for Function {
     }
 }
 
-/// A prepared call of a [`Function`] (see [`Function::prepare`]).
+/// A prepared call of a [`Function`] (see [`Function::prepare`]): what a
+/// hot loop holds. The `Function` example's backend, called in a loop:
+///
+/// ```
+/// # use fnabi_core::function::{Backend, PreparedBackend};
+/// # use fnabi_core::{Array, Dict, Error, Function, Value};
+/// # struct Add;
+/// # impl PreparedBackend for Add {
+/// #     fn call(&mut self, args: Vec<Value<'_>>, _: Dict<'_>) -> Result<Value<'static>, Error> {
+/// #         Ok(Value::from(f64::try_from(&args[0])? + f64::try_from(&args[1])?))
+/// #     }
+/// #     fn call_bound(&mut self, inputs: &Value<'_>) -> Result<Value<'static>, Error> {
+/// #         self.call(inputs.as_sequence().unwrap_or_default().to_vec(), Dict::new())
+/// #     }
+/// # }
+/// # impl Backend for Add {
+/// #     fn name(&self) -> &str { "add" }
+/// #     fn describe(&self) -> String { "add(f64, f64) -> f64".into() }
+/// #     fn call(&self, args: Vec<Value<'_>>, kw: Dict<'_>) -> Result<Value<'static>, Error> {
+/// #         PreparedBackend::call(&mut Add, args, kw)
+/// #     }
+/// #     fn prepare(&self) -> Box<dyn PreparedBackend + '_> { Box::new(Add) }
+/// # }
+/// let add = Function::new(Add);
+/// let mut prepared = add.prepare();
+/// let mut total = Value::from(0.0);
+/// for x in [1.0, 2.0, 3.0] {
+///     total = prepared.call([total, Value::from(x)]).unwrap();
+/// }
+/// assert_eq!(total, Value::Float(6.0));
+/// // call_bound skips binding: the inputs already are the input structure.
+/// let bound = Value::Tuple(vec![Value::from(1.0), Value::from(0.5)]);
+/// assert_eq!(prepared.call_bound(&bound).unwrap(), Value::Float(1.5));
+/// ```
 pub struct PreparedCall<'f> {
     inner: Box<dyn PreparedBackend + 'f>,
 }

@@ -258,6 +258,14 @@ impl Serialize for Data<'_, '_> {
             };
         }
         match a.dtype() {
+            DType::Float8(f) => {
+                let bytes = a.storage_bytes();
+                let mut offsets = Vec::with_capacity(a.len());
+                a.for_each_offset(|o| offsets.push(o));
+                for o in offsets {
+                    seq.serialize_element(&FloatElem(f.shortest_decimal(bytes[o]), false))?;
+                }
+            }
             DType::F32 => each!(f32, |x| FloatElem(f64::from(x), true)),
             DType::F64 => each!(f64, |x| FloatElem(x, false)),
             DType::F16 => each!(f16, |x| {
@@ -567,6 +575,14 @@ fn build_array(dtype: DType, shape: &[usize], data: Vec<J>) -> Result<Array<'sta
     }
     let d = &data;
     match dtype {
+        DType::Float8(f) => {
+            let bits = d
+                .iter()
+                .enumerate()
+                .map(|(i, j)| float_of(j).and_then(|x| f.from_f64(x)).ok_or_else(|| elem_err(i, j, dtype)))
+                .collect::<Result<Vec<u8>, _>>()?;
+            Array::from_float8_bits(f, shape, bits).map_err(jerr)
+        }
         DType::F32 => collect(shape, d, dtype, |j| narrow(j, |x| x as f32, |t| t.is_infinite())),
         DType::F64 => collect(shape, d, dtype, float_of),
         DType::F16 => collect(shape, d, dtype, |j| narrow(j, f16::from_f64, |t| t.is_infinite())),

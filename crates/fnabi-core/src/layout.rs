@@ -920,6 +920,7 @@ unsafe fn read_num(t: DType, p: *const u8) -> Num {
     unsafe {
         match t {
             DType::Bool => Num::I(i128::from(p.read() != 0)),
+            DType::Float8(f) => Num::F(f.to_f32(p.read()).into()),
             DType::Scalar(s) => match s {
                 ScalarType::F32 => Num::F(f64::from(p.cast::<f32>().read_unaligned())),
                 ScalarType::F16 => Num::F(p.cast::<half::f16>().read_unaligned().to_f64()),
@@ -956,6 +957,8 @@ unsafe fn write_num(t: DType, p: *mut u8, v: Num) {
                 Num::F(f) => f != 0.0,
                 Num::I(i) => i != 0,
             })),
+            // Beyond the format's range: its infinity, else NaN (as ml_dtypes casts).
+            DType::Float8(f) => p.write(f.from_f64(conv!(f64)).or_else(|| f.from_f64(f64::NAN)).unwrap_or_default()),
             DType::Scalar(s) => match s {
                 ScalarType::F32 => p.cast::<f32>().write_unaligned(conv!(f32)),
                 ScalarType::F16 => p.cast::<half::f16>().write_unaligned(half::f16::from_f32(conv!(f32))),

@@ -6,6 +6,7 @@
 //!
 //! - [`value`]: dynamic host values (nested lists, tuples, dicts, arrays);
 //! - [`array`](mod@array): host n-d arrays and the memory behind them;
+//! - [`bind`]: binding a call's positional and keyword arguments (one binder for every backend);
 //! - [`structure`]: [`Plan`], flattening values by a structure and binding calls;
 //! - [`buffer`]: buffer descriptions, the buffer oracle and the factory;
 //! - [`layout`]: layout conversion kernels (strided → dense at memcpy speed);
@@ -25,11 +26,13 @@
 #![warn(missing_docs)]
 
 pub mod array;
+pub mod bind;
 pub mod buffer;
 pub mod coerce;
 pub mod conventions;
 pub mod deferred;
 pub mod error;
+pub mod extract;
 pub mod function;
 pub mod json;
 pub mod layout;
@@ -47,7 +50,7 @@ pub mod vm;
 pub use array::{Array, HostBuffer};
 pub use error::{CallError, Error, ErrorKind, Result};
 pub use fnabi_abi::{
-    AbiAttributes, BufferType, DType, Dim, DimOrder, Element, IndexPath, ParseError, ParseErrorKind, PathKey,
+    AbiAttributes, BufferType, DType, Dim, DimOrder, Element, Float8, IndexPath, ParseError, ParseErrorKind, PathKey,
     RawSignature, RawType, ScalarType, SipSignature, Structure, StructureError,
 };
 pub use function::Function;

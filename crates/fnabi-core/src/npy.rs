@@ -21,7 +21,9 @@
 //! `ml_dtypes` imported loads the file as bfloat16 and NumPy without it
 //! fails loudly instead of misreading the bits. (NumPy itself saves an
 //! `ml_dtypes.bfloat16` array as the anonymous `'<V2'`, which fnabi does
-//! not read because it does not say what the two bytes are.)
+//! not read because it does not say what the two bytes are.) The 8-bit
+//! floats likewise: descr `'float8_e4m3fn'`, `'float8_e5m2'`,
+//! `'float8_e4m3fnuz'`, `'float8_e5m2fnuz'`.
 //!
 //! ```
 //! use fnabi_core::{Array, npy};
@@ -49,6 +51,17 @@ const ARRAY_ALIGN: usize = 64;
 const GROWTH_AXIS_MAX_DIGITS: usize = 21;
 
 /// The parsed header of a `.npy` file.
+///
+/// ```
+/// use fnabi_core::{npy, Array, DType};
+/// let a = Array::from_vec(&[2, 3], vec![0.5f64; 6]).unwrap();
+/// let bytes = npy::to_bytes(&a).unwrap();
+/// let h = npy::read_header(&bytes).unwrap();
+/// assert_eq!((h.dtype, &h.shape[..], h.fortran_order, h.big_endian), (DType::F64, &[2, 3][..], false, false));
+/// assert_eq!(h.data_offset % 64, 0);
+/// assert_eq!(h.data_len(), 48);
+/// assert_eq!(npy::read(&bytes).unwrap(), a);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NpyHeader {
     /// Format version (major, minor).
@@ -253,6 +266,10 @@ impl<'a> HeaderParser<'a> {
         if d == "bfloat16" {
             return Ok((DType::BF16, false));
         }
+        // ml_dtypes' 8-bit floats, by name as for bfloat16.
+        if let Some(f) = fnabi_abi::Float8::from_name(d).filter(|f| f.npy_name() == d) {
+            return Ok((DType::Float8(f), false));
+        }
         let (order, code) = match d.as_bytes().first() {
             Some(b'<' | b'|') => (false, &d[1..]),
             Some(b'>') => (true, &d[1..]),
@@ -386,6 +403,7 @@ fn descr(d: DType) -> &'static str {
         (DType::I8, _) => "|i1",
         (DType::U8, _) => "|u1",
         (DType::BF16, _) => "bfloat16",
+        (DType::Float8(f), _) => f.npy_name(),
         (DType::F16, true) => "<f2",
         (DType::F32, true) => "<f4",
         (DType::F64, true) => "<f8",

@@ -20,6 +20,8 @@ pub(crate) mod plan;
 pub use fnabi_abi::structure::*;
 pub use plan::Plan;
 
+use crate::bind::{Parameters, bind_arguments};
+use crate::error::CallError;
 use crate::value::{Dict, Value};
 
 /// A "wrong kind of value" error at the root: `expected a dict, got a list`.
@@ -72,9 +74,9 @@ pub trait StructureExt {
     /// let v = s.bind(vec![Value::Int(1)], kwargs).unwrap();
     /// assert_eq!(v, Value::dict([("x", Value::Int(1)), ("y", Value::Int(2))]));
     /// let e = s.bind(vec![], Dict::new()).unwrap_err();
-    /// assert_eq!(e.to_string(), "missing argument \"x\"");
+    /// assert_eq!(e.to_string(), "missing argument \"x\" (argument 0)");
     /// ```
-    fn bind<'a>(&self, args: Vec<Value<'a>>, kwargs: Dict<'a>) -> Result<Value<'a>, StructureError>;
+    fn bind<'a>(&self, args: Vec<Value<'a>>, kwargs: Dict<'a>) -> Result<Value<'a>, CallError>;
 }
 
 impl StructureExt for Structure {
@@ -90,63 +92,52 @@ impl StructureExt for Structure {
         self.plan()?.unflatten(leaves)
     }
 
-    fn bind<'a>(&self, args: Vec<Value<'a>>, kwargs: Dict<'a>) -> Result<Value<'a>, StructureError> {
-        use StructureErrorKind::*;
-        let err = |kind| Err(StructureError::at_root(kind));
-        match self {
-            Structure::Leaf(_) => {
-                if let Some((k, _)) = kwargs.iter().next() {
-                    return err(UnexpectedKeyword(k.clone()));
-                }
-                if args.len() != 1 {
-                    return if args.is_empty() {
-                        err(MissingArgument(PathKey::Index(0)))
-                    } else {
-                        err(TooManyArguments { given: args.len(), takes: 1 })
-                    };
-                }
-                Ok(args.into_iter().next().unwrap_or_default())
-            }
-            Structure::Sequence(children) => {
-                if let Some((k, _)) = kwargs.iter().next() {
-                    return err(UnexpectedKeyword(k.clone()));
-                }
-                let len = children.last().map_or(0, |(k, _)| k + 1);
-                if args.len() > len {
-                    return err(TooManyArguments { given: args.len(), takes: len });
-                }
-                if let Some((k, _)) = children.iter().find(|(k, _)| *k >= args.len()) {
-                    return err(MissingArgument(PathKey::Index(*k)));
-                }
-                let mut args = args;
-                args.resize_with(len, Value::default);
-                Ok(Value::Tuple(args))
-            }
+    fn bind<'a>(&self, args: Vec<Value<'a>>, kwargs: Dict<'a>) -> Result<Value<'a>, CallError> {
+        let mut bound = bind_arguments(&RootParameters(self), args, kwargs)?;
+        Ok(match self {
+            Structure::Leaf(_) => bound.pop().unwrap_or_default(),
+            Structure::Sequence(_) => Value::Tuple(bound),
             Structure::Dict(children) => {
-                if args.len() > children.len() {
-                    return err(TooManyArguments { given: args.len(), takes: children.len() });
-                }
-                let mut slots: Vec<Option<Value<'a>>> = args.into_iter().map(Some).collect();
-                slots.resize_with(children.len(), || None);
-                for (k, v) in kwargs {
-                    let i = match children.binary_search_by(|(c, _)| (**c).cmp(&*k)) {
-                        Ok(i) => i,
-                        Err(_) => return err(UnexpectedKeyword(k)),
-                    };
-                    if slots[i].is_some() {
-                        return err(DuplicateArgument(k));
-                    }
-                    slots[i] = Some(v);
-                }
                 let mut d = Dict::with_capacity(children.len());
-                for ((k, _), v) in children.iter().zip(slots) {
-                    match v {
-                        Some(v) => d.push_unique(k.clone(), v),
-                        None => return err(MissingArgument(PathKey::Name(k.clone()))),
-                    }
+                for ((k, _), v) in children.iter().zip(bound) {
+                    d.push_unique(k.clone(), v);
                 }
-                Ok(Value::Dict(d))
+                Value::Dict(d)
             }
+        })
+    }
+}
+
+/// The parameters of a structure root: a leaf takes one positional
+/// argument; a sequence takes its slots by position (a gap slot may be left
+/// out); a dict takes its keys by keyword or, in key order, by position.
+struct RootParameters<'s>(&'s Structure);
+
+impl Parameters for RootParameters<'_> {
+    fn len(&self) -> usize {
+        match self.0 {
+            Structure::Leaf(_) => 1,
+            Structure::Sequence(c) => c.last().map_or(0, |(k, _)| k + 1),
+            Structure::Dict(c) => c.len(),
+        }
+    }
+
+    fn name(&self, i: usize) -> Option<&str> {
+        match self.0 {
+            Structure::Dict(c) => c.get(i).map(|(k, _)| &**k),
+            _ => None,
+        }
+    }
+
+    fn optional(&self, i: usize) -> bool {
+        // A gap of a sequence (no child at that key) reads None.
+        matches!(self.0, Structure::Sequence(c) if c.binary_search_by_key(&i, |(k, _)| *k).is_err())
+    }
+
+    fn find(&self, keyword: &str) -> Option<usize> {
+        match self.0 {
+            Structure::Dict(c) => c.binary_search_by(|(k, _)| (**k).cmp(keyword)).ok(),
+            _ => None,
         }
     }
 }

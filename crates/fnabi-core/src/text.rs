@@ -56,6 +56,7 @@ pub fn dtype_name(d: DType) -> &'static str {
             ScalarType::U64 => "ui64",
             s => s.short_name(),
         },
+        DType::Float8(f) => f.name(),
     }
 }
 
@@ -75,7 +76,7 @@ pub fn dtype_from_name(name: &str) -> Option<DType> {
         "bf16" => DType::BF16,
         "f32" => DType::F32,
         "f64" => DType::F64,
-        _ => return None,
+        _ => return fnabi_abi::Float8::from_name(name).filter(|f| f.name() == name).map(DType::Float8),
     })
 }
 
@@ -301,6 +302,12 @@ fn encode(dtype: DType, s: &str, off: usize, out: &mut [u8]) -> Result<(), Parse
     let range = || invalid(off, format!("`{s}` is out of range for {}", dtype_name(dtype)));
     let not = |what: &str| invalid(off, format!("`{s}` is not {what}"));
     match dtype {
+        DType::Float8(f) => {
+            let v = parse_float(s).ok_or_else(|| not("a number"))?;
+            let named_inf =
+                !v.is_infinite() || s.trim_start_matches(['+', '-']).to_ascii_lowercase().starts_with("inf");
+            out[0] = f.from_f64(v).filter(|_| named_inf).ok_or_else(range)?;
+        }
         DType::Bool => {
             out[0] = match s {
                 "0" | "00" | "false" => 0,
@@ -487,6 +494,8 @@ fn format_element(a: &Array<'_>, off: usize, out: &mut String) {
     }
     let s = match a.dtype() {
         DType::Bool => (if b[0] != 0 { "01" } else { "00" }).to_owned(),
+        // The shortest decimal that reads back to the same byte.
+        DType::Float8(f) => format_float(f.shortest_decimal(b[0]), ScalarType::F64),
         DType::Scalar(st) => match st {
             ScalarType::F32 => format_float(f64::from(ne!(f32)), st),
             ScalarType::F64 => format_float(ne!(f64), st),
@@ -538,6 +547,54 @@ pub fn format_array_elided(a: &Array<'_>, max_elements: usize) -> String {
         format_rows(a, a.shape(), &steps, a.byte_offset() as isize, &mut budget, &mut out);
     }
     out
+}
+
+/// How many elements an array's `Debug` form prints before eliding the rest.
+pub const DEBUG_MAX_ELEMENTS: usize = 32;
+
+impl std::fmt::Display for Array<'_> {
+    /// IREE's text form ([`format_array`]), which [`parse_value`] and
+    /// `iree-run-module` read back; a precision elides after that many
+    /// elements as `iree-run-module` does ([`format_array_elided`]).
+    ///
+    /// ```
+    /// use fnabi_core::Array;
+    /// let a = Array::from_vec(&[2, 3], vec![1.5f32, 2.0, 3.0, 4.0, 5.0, 0.1]).unwrap();
+    /// assert_eq!(a.to_string(), "2x3xf32=[1.5 2 3][4 5 0.1]");
+    /// assert_eq!(format!("{a:.4}"), "2x3xf32=[1.5 2 3][4...]");
+    /// assert_eq!(Array::scalar(true).to_string(), "i1=01");
+    /// ```
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&format_array_elided(self, f.precision().unwrap_or(usize::MAX)))
+    }
+}
+
+impl std::fmt::Debug for Array<'_> {
+    /// The dtype, shape, strides (in elements) and byte offset, and the
+    /// elements in IREE's text form, elided after [`DEBUG_MAX_ELEMENTS`].
+    ///
+    /// ```
+    /// use fnabi_core::Array;
+    /// let a = Array::from_vec(&[2, 2], vec![1i32, 2, 3, 4]).unwrap();
+    /// assert_eq!(
+    ///     format!("{a:?}"),
+    ///     "Array { dtype: i32, shape: [2, 2], strides: [2, 1], offset: 0, data: [1 2][3 4] }"
+    /// );
+    /// let long = Array::from_vec(&[100], vec![0u8; 100]).unwrap();
+    /// assert!(format!("{long:?}").ends_with(" 0 0...] }"));
+    /// ```
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = format_array_elided(self, DEBUG_MAX_ELEMENTS);
+        let data = text.split_once('=').map_or(text.as_str(), |(_, d)| d);
+        let data = if self.rank() == 1 { format!("[{data}]") } else { data.to_owned() };
+        f.debug_struct("Array")
+            .field("dtype", &format_args!("{}", self.dtype()))
+            .field("shape", &self.shape())
+            .field("strides", &self.strides())
+            .field("offset", &self.byte_offset())
+            .field("data", &format_args!("{data}"))
+            .finish()
+    }
 }
 
 /// IREE's recursive printing: brackets around every sub-array of rank ≥ 1

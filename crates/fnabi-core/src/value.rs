@@ -17,6 +17,20 @@ use std::sync::Arc;
 pub type Key = Arc<str>;
 
 /// A host value.
+///
+/// ```
+/// use fnabi_core::{Array, Value};
+/// // A pytree: {"x": f32[2], "steps": [1, 2]}; Rust values convert with From.
+/// let v = Value::dict([
+///     ("x", Value::from(Array::from_vec(&[2], vec![0.5f32, 1.5]).unwrap())),
+///     ("steps", Value::from(vec![Value::from(1), Value::from(2)])),
+/// ]);
+/// assert_eq!(v.get("steps").and_then(Value::as_sequence).map(<[_]>::len), Some(2));
+/// // ...and back with TryFrom (see `fnabi_core::extract`).
+/// let x = Array::try_from(v.get("x").unwrap()).unwrap();
+/// assert_eq!(x.to_vec::<f32>().unwrap(), [0.5, 1.5]);
+/// assert_eq!(i64::try_from(&v.get("steps").unwrap().as_sequence().unwrap()[1]).unwrap(), 2);
+/// ```
 #[derive(Clone, Debug, PartialEq, Default)]
 pub enum Value<'a> {
     /// Nothing (Python `None`, JSON `null`); also an empty slot of a sequence.
@@ -154,6 +168,17 @@ value_from! {
 }
 
 /// A dict with string keys in insertion order; keys are unique.
+///
+/// ```
+/// use fnabi_core::{Dict, Value};
+/// let mut d = Dict::new();
+/// d.insert("b", Value::from(1));
+/// d.insert("a", Value::from(2));
+/// assert_eq!(d.insert("b", Value::from(3)), Some(Value::Int(1))); // replaced in place
+/// let keys: Vec<&str> = d.keys().map(|k| &**k).collect();
+/// assert_eq!(keys, ["b", "a"]);
+/// assert_eq!(d.get("b"), Some(&Value::Int(3)));
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Dict<'a> {
     entries: Vec<(Key, Value<'a>)>,

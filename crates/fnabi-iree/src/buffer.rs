@@ -27,8 +27,15 @@ use std::sync::Arc;
 /// `INT` types).
 pub(crate) fn element_type_of(d: DType) -> sys::iree_hal_element_type_t {
     use ScalarType as S;
+    use fnabi_core::Float8 as F8;
     match d {
         DType::Bool => sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_BOOL_8,
+        DType::Float8(f) => match f {
+            F8::E4M3FN => sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_8_E4M3_FN,
+            F8::E5M2 => sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_8_E5M2,
+            F8::E4M3FNUZ => sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_8_E4M3_FNUZ,
+            F8::E5M2FNUZ => sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_8_E5M2_FNUZ,
+        },
         DType::Scalar(s) => match s {
             S::F32 => sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_32,
             S::F16 => sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_16,
@@ -47,12 +54,17 @@ pub(crate) fn element_type_of(d: DType) -> sys::iree_hal_element_type_t {
 }
 
 /// The dtype of an IREE element type; signless integers read as signed.
-/// `None` for types a host array cannot hold (4-bit, fp8, complex, opaque).
+/// `None` for types a host array cannot hold (4-bit, `f8E8M0FNU`, complex,
+/// opaque).
 pub(crate) fn dtype_of(t: sys::iree_hal_element_type_t) -> Option<DType> {
     use ScalarType as S;
     use sys::{
         iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_BFLOAT_16 as BF16,
         iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_BOOL_8 as BOOL8,
+        iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_8_E4M3_FN as F8E4M3FN,
+        iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_8_E4M3_FNUZ as F8E4M3FNUZ,
+        iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_8_E5M2 as F8E5M2,
+        iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_8_E5M2_FNUZ as F8E5M2FNUZ,
         iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_16 as F16,
         iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_32 as F32,
         iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_64 as F64,
@@ -83,6 +95,10 @@ pub(crate) fn dtype_of(t: sys::iree_hal_element_type_t) -> Option<DType> {
         UINT16 => DType::Scalar(S::U16),
         UINT32 => DType::Scalar(S::U32),
         UINT64 => DType::Scalar(S::U64),
+        F8E4M3FN => DType::F8E4M3FN,
+        F8E5M2 => DType::F8E5M2,
+        F8E4M3FNUZ => DType::F8E4M3FNUZ,
+        F8E5M2FNUZ => DType::F8E5M2FNUZ,
         _ => return None,
     })
 }
@@ -467,6 +483,19 @@ mod tests {
             Some(DType::Scalar(ScalarType::I32))
         );
         assert_eq!(dtype_of(sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_INT_4), None);
+        // The 8-bit floats: IREE_HAL_ELEMENT_TYPE_VALUE(numerical type, 8) with
+        // the numerical types FLOAT | 0x04 (E5M2), 0x05 (E4M3FN), 0x06
+        // (E5M2_FNUZ), 0x07 (E4M3_FNUZ) of IREE's hal/buffer_view.h, by hand.
+        for (d, code) in [
+            (DType::F8E5M2, 0x2400_0008),
+            (DType::F8E4M3FN, 0x2500_0008),
+            (DType::F8E5M2FNUZ, 0x2600_0008),
+            (DType::F8E4M3FNUZ, 0x2700_0008),
+        ] {
+            assert_eq!(element_type_of(d), code, "{d}");
+            assert_eq!(dtype_of(code), Some(d), "{d}");
+        }
+        assert_eq!(dtype_of(sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_8_E8M0_FNU), None);
         assert_eq!(dtype_of(sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_COMPLEX_FLOAT_64), None);
     }
 }

@@ -10,9 +10,14 @@
 //! - [`IreeModule::function`]: an export as a [`fnabi_core::Function`], called
 //!   with nested lists, tuples, dicts, scalars, strings and arrays through
 //!   [`fnabi_core::conventions`] (typed by `iree.abi` when the module has it, by
-//!   `iree.abi.declaration` otherwise). Every value is checked before the
-//!   runtime is entered: the runtime itself reports a wrong argument type
-//!   only as a bare `FAILED_PRECONDITION`;
+//!   `iree.abi.declaration` otherwise). Before the runtime is entered, every
+//!   value is checked against what those state (kind, dtype, rank, static
+//!   dims, structure): the runtime itself reports a wrong argument type only
+//!   as a bare `FAILED_PRECONDITION`. Relations between dynamic dims are in
+//!   neither and are **not** checked: `dyn_add(tensor<?x4xf32>,
+//!   tensor<?x4xf32>)` called with 3 and 2 rows reads past the second
+//!   buffer (garbage or a crash) unless the module checks it (see
+//!   [`fnabi_core::Function`]);
 //! - [`IreeModule::vm_call`]: a call with a prebuilt VM argument list, the
 //!   runtime's own cost;
 //! - [`IreeError`]: every failure the runtime reports, with its status code

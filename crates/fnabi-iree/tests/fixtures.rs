@@ -156,7 +156,7 @@ fn nested_deep_alpha_by_keyword_and_by_position() {
         // Everything by keyword through call_value fails: the first
         // parameter has no name.
         let e = f.call_value(json::from_str(r#"{"alpha":3.0}"#).unwrap()).unwrap_err();
-        assert_eq!(e.to_string(), "missing argument 0");
+        assert_eq!(e.to_string(), "missing positional argument 0");
     }
 }
 
@@ -262,7 +262,7 @@ fn prepared_calls_and_call_bound() {
     ))
     .unwrap();
     let e = deep.prepare().call_bound(&Value::dict([("alpha", Value::Float(1.0))])).unwrap_err();
-    assert_eq!(e.to_string(), "missing argument 0");
+    assert_eq!(e.to_string(), "missing positional argument 0");
     let out = deep.prepare().call_bound(&Value::Tuple(vec![arg, Value::Float(1.0)])).unwrap();
     let Value::Tuple(t) = out else { panic!() };
     assert_eq!(t[0].as_array().unwrap().to_vec::<f32>().unwrap(), [13.0, 24.0, 35.0, 46.0]);

@@ -158,6 +158,8 @@ impl RegKind {
         match e {
             ElementType::I1 => RegKind::Bool,
             ElementType::Index => RegKind::Index,
+            // Never a scalar: the MLIR header parser refuses 8-bit float scalars.
+            ElementType::Float8(_) => RegKind::U8,
             ElementType::Scalar(s) => match s {
                 S::I8 => RegKind::I8,
                 S::I16 => RegKind::I16,
@@ -300,6 +302,7 @@ pub(crate) fn scalar_bits(i: ArgLabel<'_>, t: &MlirType, e: ElementType, arg: &A
         Arg::Mut(ref a) if a.rank() == 0 => return rank0_bits(i, t, e, a),
         Arg::Bool(b) if e == ElementType::I1 => Scalar::Bool(b),
         Arg::Int(v) => match e {
+            ElementType::Float8(_) => return Err(arg_error(i, t, "8-bit float scalars are not supported")),
             ElementType::I1 => match v {
                 0 | 1 => Scalar::Bool(v == 1),
                 _ => return Err(arg_error(i, t, format!("{v} is not a boolean (0 or 1)"))),

@@ -453,6 +453,8 @@ fn c_exact(e: ElementType) -> &'static str {
     match e {
         ElementType::I1 => "_Bool",
         ElementType::Index => "int64_t",
+        // Never a scalar: the MLIR header parser refuses 8-bit float scalars.
+        ElementType::Float8(_) => "uint8_t",
         ElementType::Scalar(s) => match s {
             S::I8 => "int8_t",
             S::I16 => "int16_t",

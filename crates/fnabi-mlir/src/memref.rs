@@ -82,6 +82,8 @@ impl<T: Element, const N: usize> MemRefDescriptor<T, N> {
             element: ElementType::Scalar(match T::DTYPE {
                 DType::Scalar(s) => s,
                 DType::Bool => return Self::from_bool_array(array),
+                // No Rust element type is an 8-bit float (Element is sealed).
+                DType::Float8(f) => return Err(Error::invalid_argument(format!("no Rust element type is {f}"))),
             }),
             dims: vec![Dim::Dynamic; N],
             layout: MemRefLayout::Strided { strides: vec![None; N], offset: None },

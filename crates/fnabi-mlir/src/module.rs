@@ -36,12 +36,13 @@ use fnabi_abi::raw::{BufferType, Dim, RawSignature, RawType};
 use fnabi_abi::scalar::DType;
 use fnabi_abi::sip::SipSignature;
 use fnabi_core::array::Array;
+use fnabi_core::bind::{Parameters, bind_arguments};
 use fnabi_core::coerce::{InputParam, InputType};
 use fnabi_core::deferred::{ResultSlot, plan_results};
 use fnabi_core::error::Error;
 use fnabi_core::function::{Backend, Function, PreparedBackend, pack_results};
 use fnabi_core::structure::StructureExt;
-use fnabi_core::structure::{Plan, Structure, StructureError, StructureErrorKind};
+use fnabi_core::structure::{Plan, Structure};
 use fnabi_core::value::{Dict, Value};
 use smallvec::SmallVec;
 use std::path::Path;
@@ -458,16 +459,8 @@ impl MlirBackend {
         match &self.input_structure {
             Some(s) => Ok(s.bind(args, kwargs)?),
             None => {
-                if let Some((k, _)) = kwargs.iter().next() {
-                    return Err(StructureError::at_root(StructureErrorKind::UnexpectedKeyword(k.clone())).into());
-                }
-                if !args.is_empty() {
-                    return Err(StructureError::at_root(StructureErrorKind::TooManyArguments {
-                        given: args.len(),
-                        takes: 0,
-                    })
-                    .into());
-                }
+                // No inputs: the binder over no parameters gives the errors.
+                bind_arguments(&NoParameters, args, kwargs)?;
                 Ok(Value::None)
             }
         }
@@ -506,6 +499,17 @@ impl Backend for MlirBackend {
                 dims: Some(
                     b.dims().iter().map(|d| if let Dim::Static(n) = d { Some(*n as usize) } else { None }).collect(),
                 ),
+            },
+            // Memrefs of `i1` and the 8-bit floats have no raw type: the MLIR
+            // type (the same input) says what they take.
+            Some(RawType::Unrecognized) => match self.func.ty().inputs.get(i) {
+                Some(MlirType::MemRef(m)) => InputType::Array {
+                    dtype: m.element.dtype(),
+                    dims: Some(
+                        m.dims.iter().map(|d| if let Dim::Static(n) = d { Some(*n as usize) } else { None }).collect(),
+                    ),
+                },
+                _ => InputType::Any,
             },
             _ => InputType::Any,
         };
@@ -652,5 +656,22 @@ impl PreparedBackend for MlirPrepared<'_> {
             Some(p) => Ok(p.unflatten(raw)?),
             None => Ok(pack_results(raw)),
         }
+    }
+}
+
+/// A function without inputs, for the binder.
+struct NoParameters;
+
+impl Parameters for NoParameters {
+    fn len(&self) -> usize {
+        0
+    }
+
+    fn name(&self, _: usize) -> Option<&str> {
+        None
+    }
+
+    fn optional(&self, _: usize) -> bool {
+        false
     }
 }

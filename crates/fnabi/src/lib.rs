@@ -67,9 +67,15 @@ pub mod mlir {
 }
 
 pub use fnabi_abi::{
-    AbiAttributes, BufferType, DType, Dim, DimOrder, Element, IndexPath, ParseError, ParseErrorKind, PathKey,
+    AbiAttributes, BufferType, DType, Dim, DimOrder, Element, Float8, IndexPath, ParseError, ParseErrorKind, PathKey,
     RawSignature, RawType, ScalarType, SipSignature, Structure, StructureError,
 };
 pub use fnabi_core::{
     Array, CallError, Dict, Error, ErrorKind, Function, HostBuffer, Plan, Result, StructureExt, Value,
 };
+
+/// The README, whose Rust code `cargo test --doc` compiles and runs (its
+/// `console` commands are run by `crates/fnabi-cli/tests/readme.rs`).
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

@@ -693,6 +693,10 @@ impl<'s> Cursor<'s> {
             return self.tensor_body(start);
         }
         match ElementType::from_mlir_name(word) {
+            Some(ElementType::Float8(_)) => Err(self.error_at(
+                start,
+                format!("an 8-bit float scalar (`{word}`) is not supported: pass it as a 0-d tensor<{word}> or memref<{word}>"),
+            )),
             Some(e) => Ok(MlirType::Scalar(e)),
             None if word.is_empty() => Err(self.error(format!("expected a type{}", self.found()))),
             None => Err(self.error_at(

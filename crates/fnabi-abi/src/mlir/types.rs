@@ -17,6 +17,9 @@ pub enum ElementType {
     /// `i8`…`i64` (signless, read as signed), `si8`…`si64`, `ui8`…`ui64`,
     /// `f16`, `bf16`, `f32`, `f64`.
     Scalar(ScalarType),
+    /// `f8E4M3FN`, `f8E5M2`, `f8E4M3FNUZ`, `f8E5M2FNUZ`: one byte in memory
+    /// (an `i8` once lowered to LLVM).
+    Float8(crate::scalar::Float8),
 }
 
 impl ElementType {
@@ -26,13 +29,14 @@ impl ElementType {
             ElementType::I1 => DType::Bool,
             ElementType::Index => DType::I64,
             ElementType::Scalar(s) => DType::Scalar(s),
+            ElementType::Float8(f) => DType::Float8(f),
         }
     }
 
     /// Bytes of one element in memory (and of a scalar in a result struct).
     pub const fn size(self) -> usize {
         match self {
-            ElementType::I1 => 1,
+            ElementType::I1 | ElementType::Float8(_) => 1,
             ElementType::Index => 8,
             ElementType::Scalar(s) => s.size(),
         }
@@ -47,6 +51,7 @@ impl ElementType {
     pub const fn mlir_name(self) -> &'static str {
         match self {
             ElementType::I1 => "i1",
+            ElementType::Float8(f) => f.name(),
             ElementType::Index => "index",
             ElementType::Scalar(s) => match s {
                 ScalarType::F32 => "f32",
@@ -90,15 +95,19 @@ impl ElementType {
             "ui16" => ScalarType::U16,
             "ui32" => ScalarType::U32,
             "ui64" => ScalarType::U64,
-            _ => return None,
+            _ => {
+                let f = crate::scalar::Float8::ALL.into_iter().find(|f| f.name() == name)?;
+                return Some(ElementType::Float8(f));
+            }
         };
         Some(ElementType::Scalar(s))
     }
 
-    /// The raw ABI scalar type: `index` is `sint64`; `i1` has none.
+    /// The raw ABI scalar type: `index` is `sint64`; `i1` and the 8-bit
+    /// floats have none.
     pub const fn raw_scalar(self) -> Option<ScalarType> {
         match self {
-            ElementType::I1 => None,
+            ElementType::I1 | ElementType::Float8(_) => None,
             ElementType::Index => Some(ScalarType::I64),
             ElementType::Scalar(s) => Some(s),
         }

@@ -121,7 +121,11 @@ impl DeclType {
             DeclType::List(None) => TypeRecord::Unknown,
             DeclType::List(Some(t)) => TypeRecord::PyHomogeneousList(Box::new(t.to_record()?)),
             DeclType::BufferView => TypeRecord::NdArray(NdArrayType::new(TypeRecord::Unknown, None)),
-            DeclType::Other(_) => return None,
+            // The 8-bit floats stay verbatim here but have a record.
+            DeclType::Other(s) => match Primitive::parse(s) {
+                Some(p @ Primitive::Float8(_)) => TypeRecord::Primitive(p),
+                _ => return None,
+            },
         })
     }
 }

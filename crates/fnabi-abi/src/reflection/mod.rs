@@ -65,13 +65,18 @@ pub enum Primitive {
     Float(u32),
     /// `bf16`.
     BF16,
+    /// An 8-bit float: `f8E4M3FN`, `f8E5M2`, `f8E4M3FNUZ`, `f8E5M2FNUZ`.
+    Float8(crate::scalar::Float8),
 }
 
 impl Primitive {
-    /// Parses `i32`, `f16`, `bf16`, … (canonical digits only).
+    /// Parses `i32`, `f16`, `bf16`, `f8E4M3FN`, … (canonical digits only).
     pub fn parse(s: &str) -> Option<Primitive> {
         if s == "bf16" {
             return Some(Primitive::BF16);
+        }
+        if let Some(f) = crate::scalar::Float8::ALL.into_iter().find(|f| f.name() == s) {
+            return Some(Primitive::Float8(f));
         }
         let (kind, digits) = s.split_at_checked(1)?;
         if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -98,6 +103,7 @@ impl Primitive {
             Primitive::Float(32) => DType::F32,
             Primitive::Float(64) => DType::F64,
             Primitive::BF16 => DType::BF16,
+            Primitive::Float8(f) => DType::Float8(f),
             _ => return None,
         })
     }
@@ -108,6 +114,7 @@ impl Primitive {
         use crate::scalar::ScalarType as S;
         match d {
             DType::Bool => Primitive::Int(1),
+            DType::Float8(f) => Primitive::Float8(f),
             DType::Scalar(s) => match s {
                 S::F32 => Primitive::Float(32),
                 S::F16 => Primitive::Float(16),
@@ -128,6 +135,7 @@ impl fmt::Display for Primitive {
             Primitive::Int(b) => write!(f, "i{b}"),
             Primitive::Float(b) => write!(f, "f{b}"),
             Primitive::BF16 => f.write_str("bf16"),
+            Primitive::Float8(t) => f.write_str(t.name()),
         }
     }
 }

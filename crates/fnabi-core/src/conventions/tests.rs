@@ -293,23 +293,23 @@ fn nested_deep_binds_alpha_by_keyword_or_position() {
     let p = f.pack_args(&by_kw).unwrap();
     assert_eq!(p.to_string(), "list<?>[list<?>[list<?>[bv f32[4], bv f32[4]], list<?>[bv f32[4]]], f32 3.0]");
     // The IREE-like arity errors.
-    assert_eq!(msg(f.bind(vec![arg0()], NO_KW).unwrap_err()), "missing argument 1 (alpha)");
-    assert_eq!(msg(f.bind(vec![], [("alpha", Value::Float(3.0))]).unwrap_err()), "missing argument 0");
+    assert_eq!(msg(f.bind(vec![arg0()], NO_KW).unwrap_err()), "missing argument \"alpha\" (argument 1)");
+    assert_eq!(msg(f.bind(vec![], [("alpha", Value::Float(3.0))]).unwrap_err()), "missing positional argument 0");
     assert_eq!(
         msg(f.bind(vec![arg0()], [("beta", Value::Float(3.0))]).unwrap_err()),
-        "unknown keyword argument \"beta\""
+        "unexpected keyword argument \"beta\""
     );
     assert_eq!(
         msg(f.bind(vec![arg0(), Value::Float(1.0)], [("alpha", Value::Float(3.0))]).unwrap_err()),
-        "argument \"alpha\" is given more than once"
+        "got multiple values for argument \"alpha\""
     );
     assert_eq!(
         msg(f.bind(vec![arg0()], [("alpha", Value::Float(3.0)), ("alpha", Value::Float(3.0))]).unwrap_err()),
-        "argument \"alpha\" is given more than once"
+        "got multiple values for argument \"alpha\""
     );
     assert_eq!(
         msg(f.bind(vec![arg0(), Value::Float(1.0), Value::None], NO_KW).unwrap_err()),
-        "too many positional arguments: the function takes 2, got 3"
+        "takes 2 positional arguments but 3 were given"
     );
     assert_eq!(msg(f.pack_args(&[arg0()]).unwrap_err()), "wrong number of arguments: expected 2, got 1");
     let e = f.pack_args(&[arg0(), Value::from("x")]).unwrap_err();
@@ -340,11 +340,11 @@ fn sdict_kwargs_collects_unnamed_keywords() {
     assert_eq!(p.to_string(), "list<?>[i32 1, list<?>[i32 2, f64 0.5]]");
     assert_eq!(
         msg(f.bind(vec![Value::Int(1)], [("a", Value::Int(2)), ("a", Value::Int(2))]).unwrap_err()),
-        "argument \"a\" is given more than once"
+        "got multiple values for argument \"a\""
     );
     assert_eq!(
         msg(f.bind(vec![Value::Int(1), Value::None], NO_KW).unwrap_err()),
-        "too many positional arguments: the function takes 1, got 2"
+        "takes 1 positional argument but 2 were given"
     );
     let missing = f.bind(vec![Value::Int(1)], [("a", Value::Int(2))]).unwrap();
     assert_eq!(
@@ -360,14 +360,14 @@ fn sdict_kwargs_collects_unnamed_keywords() {
     });
     let d = Value::dict([("a", Value::Int(1))]);
     assert_eq!(g.bind(vec![d.clone(), Value::Int(2)], NO_KW).unwrap(), [d, Value::Int(2)]);
-    assert_eq!(msg(g.bind(vec![], [("a", Value::Int(1))]).unwrap_err()), "unknown keyword argument \"a\"");
+    assert_eq!(msg(g.bind(vec![], [("a", Value::Int(1))]).unwrap_err()), "unexpected keyword argument \"a\"");
 }
 
 #[test]
 fn null_slots_and_unknown_records() {
     let f = abi(r#"{"a": ["unknown", null, ["slist", null, "i8"]], "r": [null, "unknown"]}"#);
     let bound = f.bind(vec![Value::Float(1.5)], NO_KW);
-    assert_eq!(msg(bound.unwrap_err()), "missing argument 2");
+    assert_eq!(msg(bound.unwrap_err()), "missing positional argument 2");
     let bound =
         f.bind(vec![Value::Float(1.5), Value::None, Value::List(vec![Value::None, Value::Int(1)])], NO_KW).unwrap();
     let p = f.pack_args(&bound).unwrap();
@@ -520,7 +520,7 @@ fn dynamic_mode_is_irees() {
         p.to_string(),
         "list<?>[i64 2, f64 2.5, i64 1, list<i8>[i8 104, i8 105], list<?>[f64 0.0, i64 1], list<?>[none, list<i8>[i8 -1]], bv f32[2]]"
     );
-    assert_eq!(msg(f.bind(vec![], [("x", Value::None)]).unwrap_err()), "unknown keyword argument \"x\"");
+    assert_eq!(msg(f.bind(vec![], [("x", Value::None)]).unwrap_err()), "unexpected keyword argument \"x\"");
     // Results: 0 -> None, 1 -> the value, more -> a tuple; list<i8> -> str or bytes.
     assert_eq!(f.unpack_results(vec![]).unwrap(), Value::None);
     assert_eq!(f.unpack_results(vec![Variant::I32(42)]).unwrap(), Value::Int(42));

@@ -10,3 +10,14 @@ func.func @load(%m: memref<?x?xi32>, %i: index, %j: index) -> i32 {
   %v = memref.load %m[%i, %j] : memref<?x?xi32>
   return %v : i32
 }
+
+// Two dynamic dims that must be equal, which no signature states: called
+// with 2 and 3 rows it reads out of bounds, unless runtime verification
+// (linalg's checks of operand shapes) stops it. The README shows the message.
+func.func @dyn_add(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %a, %c0 : tensor<?x4xf32>
+  %init = tensor.empty(%n) : tensor<?x4xf32>
+  %r = linalg.add ins(%a, %b : tensor<?x4xf32>, tensor<?x4xf32>) outs(%init : tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %r : tensor<?x4xf32>
+}

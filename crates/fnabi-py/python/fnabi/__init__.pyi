@@ -1,0 +1,153 @@
+"""fnabi: call compiled tensor functions (MLIR-compiled native code, IREE
+modules) with numpy arrays and nested dicts, lists and tuples.
+
+Every error fnabi raises is a `fnabi.Error` or one of its subclasses.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, List, Mapping, Optional, Union
+
+from ._errors import (
+    CallError as CallError,
+    CompileError as CompileError,
+    Error as Error,
+    ExecutionError as ExecutionError,
+    FunctionNotFoundError as FunctionNotFoundError,
+    LoadError as LoadError,
+    SignatureError as SignatureError,
+)
+
+__version__: str
+
+def load(
+    path: Union[str, os.PathLike[str]],
+    *,
+    device: Optional[str] = None,
+    signature: Optional[Union[str, Mapping[str, str]]] = None,
+) -> Module:
+    """Loads a module of compiled functions.
+
+    - ``path``: an ``.mlir`` file (compiled with Debian's MLIR tools through
+      fnabi's default pipeline and cached by content hash in
+      ``$FNABI_CACHE_DIR``, else ``~/.cache/fnabi``, as ``fnabi run`` does);
+      a shared library of MLIR-compiled code (``.so``); or an IREE module
+      (``.vmfb``, when the package was built with IREE: see `has_iree`).
+    - ``device``: for ``.vmfb`` only: ``"local-sync"`` (default) or
+      ``"local-task"``.
+    - ``signature``: for a library without its source: an MLIR function
+      type (``"(memref<?xf32>, f32) -> memref<?xf32>"``) or a mangled raw
+      signature, used for every function; or a dict of them by name.
+
+    Loading runs the module's initialisers and calling its functions runs
+    its code in this process: load only code you trust.
+
+    Raises `LoadError` (unreadable file, bad library or module, malformed
+    ABI attributes) or `CompileError` (the MLIR tools failed or are missing).
+    """
+
+def compile_mlir(source: str) -> Module:
+    """Compiles MLIR source text (cached like files) into a `Module`."""
+
+def demangle(signature: str, *, kind: Optional[str] = None) -> str:
+    """The human-readable form of a mangled signature: a raw function
+    signature (the ``f`` attribute) or a SIP signature (``sip``). ``kind`` is
+    ``"raw"``, ``"sip"`` or ``None`` to detect it (a text that reads both
+    ways is an error).
+
+    >>> fnabi.demangle("I18!O1!B11!d-1d128d64R17!B13!t11d32d-1d64")
+    '(RefObject<?>, Buffer<float32[?x128x64]>) -> (Buffer<uint64[32x?x64]>)'
+
+    Raises `SignatureError` (with ``offset``, the byte of the problem).
+    """
+
+def mangle(signature: str) -> str:
+    """The mangled form (the ``f`` attribute) of a human-readable raw
+    signature, e.g. ``"(Buffer<float32[?x4]>) -> (sint32)"``.
+
+    Raises `SignatureError`.
+    """
+
+def has_iree() -> bool:
+    """Whether this build can load IREE modules (``.vmfb``)."""
+
+class Module:
+    """A loaded module of compiled functions (see `load`).
+
+    ``m.functions`` lists the names; ``m["f"]``, ``m.f`` and
+    ``m.function("f")`` give a `Function`. Pickles by what it was loaded
+    from (MLIR source text, a library's path, an IREE module's bytes and
+    device): the other process compiles it again or finds it in its
+    compile cache.
+    """
+
+    @property
+    def functions(self) -> List[str]:
+        """The names of the functions a caller can call."""
+    @property
+    def path(self) -> Optional[os.PathLike[str]]:
+        """The file the module was loaded from (``None`` for source text)."""
+    @property
+    def library_path(self) -> Optional[os.PathLike[str]]:
+        """The shared library that holds an MLIR module's code (for MLIR
+        source, the compiled library in fnabi's compile cache); ``None`` for
+        IREE modules."""
+    @property
+    def kind(self) -> str:
+        """``"mlir"`` (compiled from MLIR source), ``"library"`` (a shared
+        library) or ``"vmfb"`` (an IREE module)."""
+    def function(self, name: str, signature: Optional[str] = None) -> Function:
+        """The function ``name``; a library without its source takes its
+        signature here unless one was given to `load`. Raises
+        `FunctionNotFoundError` (a `KeyError`) when there is none."""
+    def __getitem__(self, name: str) -> Function: ...
+    def __getattr__(self, name: str) -> Function: ...
+    def __contains__(self, name: str) -> bool: ...
+
+class Function:
+    """One compiled function, called with Python values.
+
+    **Arguments** bind by position and keyword to the function's input
+    structure (its ``sip`` attribute or ``iree.abi`` record; its parameters
+    in order otherwise); nested dicts, lists and tuples bind through it.
+    Leaves are numpy arrays (any layout; passed without a copy when the
+    parameter's layout accepts them, converted otherwise), anything numpy
+    views without copying (``__dlpack__``, ``__array__``, the buffer
+    protocol), and ``int``/``float``/``bool`` scalars (an int for a float
+    parameter is fine; a float for an integer one is an error). Dtypes are
+    never cast: a wrong dtype, rank, static dim, kind of value, arity, or
+    a missing or unknown key raises `CallError` with ``path``,
+    ``expected`` and ``got``.
+
+    **Results**: a single result is the value itself, several are a tuple,
+    a structured result keeps its structure (dict / list / tuple). Arrays
+    are numpy arrays over the callee's memory (no copy), released when the
+    last reference to them dies; they outlive the module. Scalars are
+    Python scalars; ``i1`` arrays are ``np.bool_``, ``f16`` ``np.float16``,
+    ``bf16`` ``ml_dtypes.bfloat16`` (an error naming ``ml_dtypes`` when it
+    is not installed).
+
+    Calls release the GIL while native code runs; one function may be
+    called from several threads at once. Pickles as its module and name.
+    """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    @property
+    def name(self) -> str:
+        """The function's name."""
+    @property
+    def signature(self) -> str:
+        """A one-line, human-readable signature."""
+    @property
+    def sip(self) -> Optional[str]:
+        """Its ``sip`` structure in a Python-like form (``$N`` is raw
+        argument or result ``N``), when it has one."""
+    @property
+    def raw(self) -> Optional[str]:
+        """Its raw signature in the human-readable form (MLIR functions)."""
+    @property
+    def module(self) -> Module:
+        """The module the function belongs to."""
+
+__all__: List[str]

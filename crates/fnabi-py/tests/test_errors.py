@@ -1,0 +1,165 @@
+"""Bad input raises fnabi.Error (a subclass) naming the index path and
+expected vs got; nothing crashes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fnabi
+from conftest import MLIR
+from test_call import mlp_inputs
+
+
+def test_hierarchy():
+    for cls in (
+        fnabi.CallError,
+        fnabi.SignatureError,
+        fnabi.LoadError,
+        fnabi.FunctionNotFoundError,
+        fnabi.CompileError,
+        fnabi.ExecutionError,
+    ):
+        assert issubclass(cls, fnabi.Error)
+    assert issubclass(fnabi.CallError, ValueError)
+    assert issubclass(fnabi.FunctionNotFoundError, KeyError)
+    assert issubclass(fnabi.FunctionNotFoundError, AttributeError)
+
+
+def test_wrong_dtype_names_the_path(mlp):
+    x, p = mlp_inputs()
+    with pytest.raises(fnabi.CallError) as e:
+        mlp.mlp(x, {**p, "w2": p["w2"].astype(np.float64)})
+    assert e.value.path == '[1]["w2"]'
+    assert (e.value.expected, e.value.got) == ("f32", "f64")
+    assert '[1]["w2"]' in str(e.value)
+
+
+def test_wrong_static_dim_and_rank(mlp):
+    x, p = mlp_inputs()
+    with pytest.raises(fnabi.CallError) as e:
+        mlp.mlp(x, {**p, "w1": p["w1"][:3]})
+    assert e.value.path == '[1]["w1"]'
+    assert (e.value.expected, e.value.got) == ("4", "3")
+    with pytest.raises(fnabi.CallError) as e:
+        mlp.mlp(x[0], p)
+    assert e.value.path == "[0]"
+    assert e.value.expected == "2"
+
+
+def test_missing_and_unknown_keys(mlp):
+    x, p = mlp_inputs()
+    with pytest.raises(fnabi.CallError) as e:
+        mlp.mlp(x, {k: v for k, v in p.items() if k != "b2"})
+    assert e.value.path == "[1]" and "b2" in str(e.value)
+    with pytest.raises(fnabi.CallError) as e:
+        mlp.mlp(x, {**p, "w3": p["w2"]})
+    assert e.value.path == "[1]" and "w3" in str(e.value)
+    with pytest.raises(fnabi.CallError) as e:
+        mlp.mlp(x, [p["w1"]])
+    assert e.value.path == "[1]"
+    assert (e.value.expected, e.value.got) == ("a dict", "a list")
+
+
+def test_arity(mlp, structured):
+    x, p = mlp_inputs()
+    with pytest.raises(fnabi.CallError) as e:
+        mlp.mlp(x)
+    assert e.value.path == "[1]"
+    with pytest.raises(fnabi.CallError) as e:
+        mlp.mlp(x, p, x)
+    assert (e.value.expected, e.value.got) == ("2 positional", "3")
+    with pytest.raises(fnabi.CallError):
+        structured.scale_kw(x=np.ones(2, np.float32), scale=1.0, bias=2.0)
+    with pytest.raises(fnabi.CallError):
+        structured.add_into(np.ones(4, np.float32), np.ones(4, np.float32), y=1)
+
+
+def test_scalar_checks(scalars):
+    with pytest.raises(fnabi.CallError) as e:
+        scalars.inc_i32(1.5)
+    assert e.value.path == "[0]" and e.value.got == "float 1.5"
+    with pytest.raises(fnabi.CallError, match="out of range"):
+        scalars.inc_i8(300)
+    with pytest.raises(fnabi.CallError):
+        scalars.neg_i1(2)
+    with pytest.raises(fnabi.CallError):
+        scalars.inc_i32("3")
+    with pytest.raises(fnabi.CallError) as e:
+        scalars.inc_i64(2**70)
+    assert e.value.path == "[0]"
+
+
+def test_unsupported_python_objects(mlp, memref_abi):
+    x, p = mlp_inputs()
+    with pytest.raises(fnabi.CallError) as e:
+        mlp.mlp(x, {**p, "b1": {1, 2}})
+    assert e.value.path == '[1]["b1"]' and e.value.got == "set"
+    with pytest.raises(fnabi.CallError) as e:
+        mlp.mlp(x, {**p, 3: p["b1"]})
+    assert e.value.path == "[1]"
+    with pytest.raises(fnabi.CallError, match="complex64"):
+        memref_abi.sum_f32(np.zeros(3, np.complex64))
+    with pytest.raises(fnabi.CallError):
+        memref_abi.sum_f32(np.zeros(3, object))
+
+
+def test_lookup_errors(mlp, tmp_path):
+    with pytest.raises(fnabi.FunctionNotFoundError):
+        mlp["nope"]
+    with pytest.raises(KeyError):
+        mlp["nope"]
+    with pytest.raises(AttributeError):
+        mlp.nope
+    assert not hasattr(mlp, "nope")
+    assert "mlp" in mlp and "nope" not in mlp
+    assert "mlp" in dir(mlp)
+    with pytest.raises(fnabi.LoadError):
+        fnabi.load(tmp_path / "missing.mlir")
+    with pytest.raises(fnabi.LoadError):
+        fnabi.load(tmp_path / "missing.so")
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("func.func @f(%x: i32) -> i32 { return %y : i32 }\n")
+    with pytest.raises(fnabi.CompileError) as e:
+        fnabi.load(bad)
+    assert "mlir-opt" in str(e.value)
+    with pytest.raises(fnabi.CallError):
+        fnabi.load(MLIR / "scalars.mlir", device="local-task")
+
+
+def test_signature_errors():
+    with pytest.raises(fnabi.SignatureError) as e:
+        fnabi.demangle("I5!B1!")
+    with pytest.raises(fnabi.SignatureError) as e:
+        fnabi.demangle("I5!B1!", kind="raw")
+    assert e.value.offset == 0
+    assert "span declares 5 byte(s)" in str(e.value)
+    with pytest.raises(fnabi.SignatureError):
+        fnabi.mangle("(Buffer<float32[?x4]>")
+    with pytest.raises(fnabi.SignatureError, match="ambiguous"):
+        fnabi.demangle("I1!R1!")
+
+
+def test_errors_pickle(mlp):
+    import pickle
+
+    x, p = mlp_inputs()
+    with pytest.raises(fnabi.CallError) as e:
+        mlp.mlp(x, {**p, "w2": p["w2"].astype(np.float64)})
+    again = pickle.loads(pickle.dumps(e.value))
+    assert type(again) is fnabi.CallError
+    assert (again.path, again.expected, again.got, str(again)) == (
+        e.value.path,
+        e.value.expected,
+        e.value.got,
+        str(e.value),
+    )
+
+
+def test_keyword_argument_errors_name_the_keyword(structured):
+    with pytest.raises(fnabi.CallError) as e:
+        structured.scale_kw(x=np.ones(2, np.float64), scale=1.0)
+    assert (e.value.path, e.value.expected, e.value.got) == ('["x"]', "f32", "f64")
+    with pytest.raises(fnabi.CallError) as e:
+        structured.scale_kw(x=np.ones(2, np.float32), scale={1})
+    assert (e.value.path, e.value.got) == ('["scale"]', "set")

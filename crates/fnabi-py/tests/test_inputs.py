@@ -1,0 +1,65 @@
+"""Array-like inputs that numpy views without copying: a DLPack producer,
+`__array__`, the buffer protocol. Zero copy is shown by a function that
+writes into its argument."""
+
+from __future__ import annotations
+
+import array
+
+import numpy as np
+import pytest
+
+import fnabi
+
+
+class DLPackOnly:
+    """A producer with only the DLPack protocol (as a CPU torch/JAX tensor)."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._a.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+class ArrayOnly:
+    def __init__(self, a):
+        self._a = a
+
+    def __array__(self, dtype=None, copy=None):
+        return self._a
+
+
+def test_dlpack_producer_zero_copy(memref_abi):
+    a = np.arange(6, dtype=np.float32)
+    assert memref_abi.sum_f32(DLPackOnly(a)) == 15.0
+    memref_abi.scale_f32(DLPackOnly(a), 3.0)
+    np.testing.assert_array_equal(a, np.arange(6) * 3.0)
+
+
+def test_array_protocol_zero_copy(memref_abi):
+    a = np.arange(4, dtype=np.float32)
+    memref_abi.scale_f32(ArrayOnly(a), 2.0)
+    np.testing.assert_array_equal(a, [0, 2, 4, 6])
+
+
+def test_buffer_protocol_zero_copy(memref_abi):
+    buf = array.array("f", [1.0, 2.0, 3.0])
+    memref_abi.scale_f32(buf, 2.0)
+    assert list(buf) == [2.0, 4.0, 6.0]
+    assert memref_abi.sum_f32(memoryview(buf)) == 12.0
+    # A dtype mismatch is still an error, never a cast.
+    with pytest.raises(fnabi.CallError) as e:
+        memref_abi.sum_f32(array.array("d", [1.0]))
+    assert (e.value.expected, e.value.got) == ("f32", "f64")
+
+
+def test_nested_array_likes(mlp):
+    from test_call import mlp_inputs, mlp_numpy
+
+    x, p = mlp_inputs()
+    wrapped = {k: DLPackOnly(v) for k, v in p.items()}
+    np.testing.assert_allclose(mlp.mlp(ArrayOnly(x), wrapped), mlp_numpy(x, p), rtol=1e-6, atol=1e-6)
