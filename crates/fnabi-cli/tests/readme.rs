@@ -240,6 +240,9 @@ fn readme_snippets_run_as_shown() {
     for b in blocks(&readme) {
         match b.lang.as_str() {
             "console" => commands += run_console_block(&dir, &b, &mut failures),
+            // The Python session runs as a doctest in the Python package's
+            // suite (crates/fnabi-py/tests/test_readme.py).
+            "pycon" => {}
             "sh" => {
                 check_sh_block(&b, &mut failures);
                 sh_blocks += 1;

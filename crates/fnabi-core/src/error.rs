@@ -210,7 +210,7 @@ impl From<DimOutOfRange> for Error {
 /// // What a backend reports for f(x, y) called with three positional arguments.
 /// let e: Error = CallError::TooManyPositional { max: 2, got: 3 }.into();
 /// assert!(matches!(e.kind(), ErrorKind::Call(CallError::TooManyPositional { max: 2, got: 3 })));
-/// assert_eq!(e.to_string(), "too many positional arguments: the function takes 2, got 3");
+/// assert_eq!(e.to_string(), "takes 2 positional arguments but 3 were given");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
