@@ -42,7 +42,7 @@ LAYERS = {
         ["lib"],
     ],
     "crates/fnabi-mlir/src": [
-        ["elf", "trampoline", "args"],
+        ["elf", "trampoline", "args", "cache"],
         ["memref"],
         ["compile"],
         ["runtime_utils"],

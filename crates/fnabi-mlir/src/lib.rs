@@ -28,6 +28,7 @@
 //! Calls always use the exact MLIR types, so nothing is lost by the mapping.
 
 mod args;
+pub mod cache;
 pub mod call;
 pub mod compile;
 pub mod elf;
