@@ -7,6 +7,7 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod cache;
 mod demangle;
 mod externals;
 mod flatten;
@@ -38,6 +39,8 @@ enum Command {
     Run(run::RunArgs),
     /// List the external functions an MLIR module declares and who provides each.
     Externals(externals::ExternalsArgs),
+    /// List or clear the compile cache of MLIR modules.
+    Cache(cache::CacheArgs),
 }
 
 /// A failure that ends the command: printed as one line on stderr.
@@ -145,6 +148,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => inspect::inspect(args),
         Command::Run(args) => run::run(args),
         Command::Externals(args) => externals::externals(args),
+        Command::Cache(args) => cache::cache(args),
     };
     match result {
         Ok(code) => code,

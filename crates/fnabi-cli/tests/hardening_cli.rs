@@ -135,3 +135,70 @@ fn an_elf_whose_dynsym_links_to_itself_is_an_error() {
         "string-table link to another existing section",
     );
 }
+
+/// Several processes compiling one module into one fresh cache all succeed
+/// and leave one intact entry; `fnabi cache list` shows a corrupted entry,
+/// the next run rebuilds it, and `fnabi cache clear` empties the cache.
+#[test]
+fn the_compile_cache_across_processes_list_and_clear() {
+    let cache = std::env::temp_dir().join(format!("fnabi-hardening-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache);
+    let c = cache.to_str().unwrap();
+    let m = repo("crates/fnabi/tests/mlir/memref_abi.mlir");
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_fnabi"))
+                .args(["run", m.to_str().unwrap(), "-f", "sum_f32", "-i", "4xf32=1 2 3 4.5"])
+                .env("FNABI_CACHE_DIR", c)
+                .output_async()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "10.5\n");
+    }
+    let env = [("FNABI_CACHE_DIR", c)];
+    let (code, out, _) = fnabi_env(&os(&["cache", "list"]), &env);
+    assert_eq!(code, 0);
+    assert!(out.ends_with(&format!("1 library in {c}/mlir, {} bytes\n", lib_size(&cache))), "{out}");
+    assert!(!out.contains("corrupt"), "{out}");
+    // No temporary folder is left behind.
+    let names: Vec<String> = std::fs::read_dir(cache.join("mlir"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| n.starts_with("lib")), "{names:?}");
+    // Corrupt the library: listed as corrupt, rebuilt by the next run.
+    let so = names.iter().find(|n| n.ends_with(".so")).unwrap();
+    std::fs::write(cache.join("mlir").join(so), b"\x7fELF cut short").unwrap();
+    assert!(fnabi_env(&os(&["cache", "list"]), &env).1.contains("corrupt"));
+    let (code, out, err) =
+        fnabi_env(&os(&["run", m.to_str().unwrap(), "-f", "sum_f32", "-i", "4xf32=1 2 3 4.5"]), &env);
+    assert_eq!((code, out.as_str()), (0, "10.5\n"), "{err}");
+    assert!(!fnabi_env(&os(&["cache", "list"]), &env).1.contains("corrupt"));
+    let (code, out, _) = fnabi_env(&os(&["cache", "clear"]), &env);
+    assert_eq!((code, out), (0, format!("removed 1 library from {c}/mlir\n")));
+    assert!(fnabi_env(&os(&["cache", "list"]), &env).1.starts_with("0 libraries"));
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+fn lib_size(cache: &Path) -> u64 {
+    std::fs::read_dir(cache.join("mlir"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "so"))
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .sum()
+}
+
+/// Starts a command with its output captured (to wait for later).
+trait OutputAsync {
+    fn output_async(&mut self) -> std::process::Child;
+}
+
+impl OutputAsync for Command {
+    fn output_async(&mut self) -> std::process::Child {
+        self.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap()
+    }
+}
