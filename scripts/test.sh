@@ -17,6 +17,9 @@ for t in mlir_call mlir_function mlir_host mlir_tensor mlir_dialects; do
   valgrind --suppressions=scripts/valgrind.supp --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-possibly-lost=no --quiet \
     "$bin" --test-threads=2 --quiet
 done
+# The malformed-input probe: truncations, bit flips, huge sizes and deep
+# nesting of every format through the CLI (~5 s).
+scripts/probe.sh target/debug/fnabi
 # Every fuzz target: its committed corpus replayed, then 10 s of fuzzing
 # (cargo-fuzz on stable through RUSTC_BOOTSTRAP=1; ~2-4 min in all).
 scripts/fuzz-ci.sh
