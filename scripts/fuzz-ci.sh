@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every cargo-fuzz target of fuzz/ for a short budget: first it replays
 # the committed corpus (fuzz/corpus/TARGET) and the seeds (fuzz/seeds/TARGET),
-# then mutates for FNABI_FUZZ_SECONDS (default 10) seconds. A crash, leak or
+# then mutates for FNABI_FUZZ_SECONDS (default 8) seconds. A crash, leak or
 # timeout fails the script, naming the target and printing the reproducer
 # (its path and its bytes in hex). New inputs go to a scratch folder, so the
 # committed corpus is not changed. Uses the stable toolchain with
@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 export RUSTC_BOOTSTRAP=1
-seconds=${FNABI_FUZZ_SECONDS:-10}
+seconds=${FNABI_FUZZ_SECONDS:-8}
 if ! cargo fuzz --version >/dev/null 2>&1; then
   echo "fnabi: installing cargo-fuzz" >&2
   cargo install cargo-fuzz --locked --quiet
@@ -21,7 +21,11 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 failed=0
 for t in $targets; do
-  mkdir -p "$scratch/$t" "corpus/$t" "seeds/$t"
+  # The README's command names these folders: each target has both.
+  for d in "corpus/$t" "seeds/$t"; do
+    [ -n "$(ls -A "$d" 2>/dev/null)" ] || { echo "fnabi: fuzz/$d is missing or empty (commit it)" >&2; exit 1; }
+  done
+  mkdir -p "$scratch/$t"
   log="$scratch/$t.log"
   start=$(date +%s)
   if cargo fuzz run -O "$t" "$scratch/$t" "corpus/$t" "seeds/$t" -- \
