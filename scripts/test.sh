@@ -19,6 +19,11 @@ for t in mlir_call mlir_function mlir_host mlir_tensor mlir_dialects mlir_entry;
 done
 # The Python package: built as a wheel into a fresh venv, then its pytest suite.
 ./scripts/test-python.sh
-# The fuzz targets are a separate crate (cargo-fuzz layout): make sure they build.
-cargo check --manifest-path fuzz/Cargo.toml --bins --quiet
+# The malformed-input probe: truncations, bit flips, huge sizes and deep
+# nesting of every format through the CLI (~5 s).
+scripts/probe.sh target/debug/fnabi
+# Every fuzz target: its committed corpus replayed, then 8 s of fuzzing
+# (cargo-fuzz on stable through RUSTC_BOOTSTRAP=1): ~2 min of runs after the
+# sanitizer build (~3-4 min on 2 cores) and, once, cargo-fuzz's install (~1.5 min).
+scripts/fuzz-ci.sh
 echo "fnabi: all tests passed"

@@ -51,7 +51,7 @@ pub fn detect(path: &Path, bytes: &[u8]) -> Option<FileKind> {
 
 pub fn inspect(args: InspectArgs) -> Result<ExitCode, CliError> {
     let shown = args.file.display();
-    let bytes = std::fs::read(&args.file).map_err(|e| CliError(format!("cannot read {shown}: {e}")))?;
+    let bytes = crate::read_file(&args.file).map_err(|e| CliError(format!("cannot read {shown}: {e}")))?;
     match detect(&args.file, &bytes) {
         Some(FileKind::Vmfb) => {
             let m = Module::parse(&bytes).map_err(|e| CliError(format!("{shown}: {e}")))?;

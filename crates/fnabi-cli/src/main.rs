@@ -7,6 +7,7 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod cache;
 mod compile;
 mod demangle;
 mod externals;
@@ -41,6 +42,8 @@ enum Command {
     Compile(compile::CompileArgs),
     /// List the external functions an MLIR module declares and who provides each.
     Externals(externals::ExternalsArgs),
+    /// List or clear the compile cache of MLIR modules.
+    Cache(cache::CacheArgs),
 }
 
 /// A failure that ends the command: printed as one line on stderr.
@@ -86,6 +89,25 @@ macro_rules! out {
     }};
 }
 
+/// A file's bytes, refused (before reading) when its size is over the
+/// byte limit per file read (`fnabi::limits`).
+pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>, String> {
+    use fnabi::limits::{ByteLimit, check_bytes};
+    let len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+    check_bytes(ByteLimit::File, u128::from(len), || format!("the file {}", path.display()))
+        .map_err(|e| e.to_string())?;
+    std::fs::read(path).map_err(|e| e.to_string())
+}
+
+/// Standard input into `bytes`, refused past the byte limit per file read.
+pub fn read_stdin(bytes: &mut Vec<u8>) -> Result<(), String> {
+    use fnabi::limits::{ByteLimit, check_bytes, max_bytes};
+    use std::io::Read as _;
+    let limit = max_bytes(ByteLimit::File);
+    std::io::stdin().take(limit.saturating_add(1)).read_to_end(bytes).map_err(|e| e.to_string())?;
+    check_bytes(ByteLimit::File, bytes.len() as u128, || "standard input".into()).map_err(|e| e.to_string())
+}
+
 /// A failed call as one line: a runtime's own report (IREE's status with
 /// its VM stack trace) is cut to its first line unless `verbose`.
 pub fn run_error(e: fnabi::Error, verbose: bool) -> CliError {
@@ -96,8 +118,32 @@ pub fn run_error(e: fnabi::Error, verbose: bool) -> CliError {
     }
 }
 
+/// An argument problem clap found, as fnabi's one line: the first line of
+/// clap's report without its `error: ` prefix, and for arguments that are
+/// not UTF-8, which one (its bytes escaped as `\xff`).
+fn usage_error(e: &clap::Error, args: &[std::ffi::OsString]) -> String {
+    if e.kind() == clap::error::ErrorKind::InvalidUtf8
+        && let Some((i, a)) = args.iter().enumerate().skip(1).find(|(_, a)| a.to_str().is_none())
+    {
+        return format!("argument {i} is not valid UTF-8: \"{}\"", a.as_encoded_bytes().escape_ascii());
+    }
+    let text = e.to_string();
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
+    format!("{} (fnabi --help for usage)", first.trim_start_matches("error: ").trim_end())
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() || e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            e.exit()
+        }
+        Err(e) => {
+            eprintln!("fnabi: error: {}", usage_error(&e, &args));
+            return ExitCode::FAILURE;
+        }
+    };
     let result = match cli.command {
         Command::Demangle(args) => demangle::demangle(args),
         Command::Mangle(args) => demangle::mangle(args),
@@ -106,6 +152,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Compile(args) => compile::compile(args),
         Command::Externals(args) => externals::externals(args),
+        Command::Cache(args) => cache::cache(args),
     };
     match result {
         Ok(code) => code,
@@ -120,6 +167,27 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn argument_errors_are_one_line() {
+        use std::ffi::OsString;
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStringExt;
+            // Issue 18, defect 3.
+            let args = vec![
+                OsString::from("fnabi"),
+                OsString::from("mangle"),
+                OsString::from_vec(b"(Buffer<\xff\xfe[4]>) -> ()".to_vec()),
+            ];
+            let e = Cli::try_parse_from(&args).err().unwrap();
+            assert_eq!(usage_error(&e, &args), r#"argument 2 is not valid UTF-8: "(Buffer<\xff\xfe[4]>) -> ()""#);
+        }
+        let args: Vec<OsString> = ["fnabi", "run", "--no-such-flag"].iter().map(OsString::from).collect();
+        let e = Cli::try_parse_from(&args).err().unwrap();
+        let msg = usage_error(&e, &args);
+        assert!(!msg.contains('\n') && msg.contains("--no-such-flag"), "{msg}");
+    }
 
     #[test]
     fn runtime_reports_are_cut_to_one_line_unless_verbose() {

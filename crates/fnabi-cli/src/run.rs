@@ -147,8 +147,7 @@ fn module_source(args: &RunArgs) -> Result<ModuleSource, CliError> {
         return Err(CliError("the module and --inputs cannot both come from stdin".into()));
     }
     let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
-        .map_err(|e| CliError(format!("cannot read the module from stdin: {e}")))?;
+    crate::read_stdin(&mut bytes).map_err(|e| CliError(format!("cannot read the module from stdin: {e}")))?;
     Ok(ModuleSource::Stdin(bytes))
 }
 
@@ -271,7 +270,7 @@ pub fn default_export(names: &[String]) -> Option<&str> {
 fn load_vmfb(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliError> {
     let label = source.label();
     let bytes = match source {
-        ModuleSource::File(p) => std::fs::read(p).map_err(|e| CliError(format!("cannot read {label}: {e}")))?,
+        ModuleSource::File(p) => crate::read_file(p).map_err(|e| CliError(format!("cannot read {label}: {e}")))?,
         ModuleSource::Stdin(b) => b.clone(),
     };
     let module = crate::run_iree::load(&bytes, &label, &args.device).map_err(CliError)?;
@@ -343,7 +342,7 @@ fn raw_input(
         .try_fold(dtype.size(), |acc, &d| acc.checked_mul(d))
         .ok_or_else(|| bad("the shape is too large".into()))?;
     let start = if cont { offsets.get(path).copied().unwrap_or(0) } else { 0 };
-    let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    let bytes = crate::read_file(path).map_err(bad)?;
     let chunk = bytes
         .get(start..start.saturating_add(n))
         .ok_or_else(|| bad(format!("needs {n} bytes from byte {start}, but the file has {} bytes", bytes.len())))?;
@@ -360,10 +359,10 @@ fn raw_input(
 fn read_arguments(path: &Path) -> Result<(Vec<Value<'static>>, Dict<'static>), CliError> {
     let bytes = if path == Path::new("-") {
         let mut v = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut v)?;
+        crate::read_stdin(&mut v).map_err(|e| CliError(format!("cannot read stdin: {e}")))?;
         v
     } else {
-        std::fs::read(path).map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))?
+        crate::read_file(path).map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))?
     };
     let label = path.display();
     let v = fnabi::json::from_slice(&bytes).map_err(|e| CliError(format!("{label}: {e}")))?;
@@ -550,6 +549,18 @@ fn output_plan(specs: &[String]) -> Result<OutputPlan, CliError> {
     }
 }
 
+/// The bytes of the arrays in an input value (for the limit per call).
+fn input_bytes(v: &Value<'_>) -> u128 {
+    match v {
+        Value::Array(a) => a.nbytes() as u128,
+        Value::Bytes(b) => b.len() as u128,
+        Value::Str(t) => t.len() as u128,
+        Value::List(items) | Value::Tuple(items) => items.iter().map(input_bytes).sum(),
+        Value::Dict(d) => d.iter().map(|(_, v)| input_bytes(v)).sum(),
+        _ => 0,
+    }
+}
+
 pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     let plan = output_plan(&args.output)?;
     let source = module_source(&args)?;
@@ -572,6 +583,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         Some(params) => fnabi::coerce::coerce_arguments(pos, kw, &params)?,
         None => (pos, kw),
     };
+    let total: u128 = pos.iter().chain(kw.iter().map(|(_, v)| v)).map(input_bytes).sum();
+    fnabi::limits::check_bytes(fnabi::limits::ByteLimit::Call, total, || "the call (its inputs)".into())?;
     let result = function.call_kw(pos, kw).map_err(|e| crate::run_error(e, args.verbose))?;
     let mut all = Vec::new();
     leaves(&result, &mut Vec::new(), &mut all);

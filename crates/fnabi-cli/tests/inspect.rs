@@ -129,6 +129,17 @@ fn errors_are_one_line() {
     let needle = br#"["slist", "i8""#;
     let at = patched.windows(needle.len()).position(|w| w == needle).unwrap();
     patched[at + 2..at + 7].copy_from_slice(b"sxxxx");
+    // Re-sign the entry (its CRC-32 in the local header and the central
+    // directory), as a tool that writes such a module would.
+    let orig = std::fs::read(fixture("nested.vmfb")).unwrap();
+    let e = &fnabi::vmfb::zip::verify(&orig).unwrap()[0];
+    let crc = fnabi::vmfb::zip::crc32(&patched[e.data_offset..e.data_offset + e.size]);
+    let old = e.crc32.to_le_bytes();
+    let hits: Vec<usize> = patched.windows(4).enumerate().filter(|(_, w)| *w == old).map(|(i, _)| i).collect();
+    assert_eq!(hits.len(), 2, "the CRC-32 in the local header and the central directory");
+    for i in hits {
+        patched[i..i + 4].copy_from_slice(&crc.to_le_bytes());
+    }
     let p = tmp("patched.vmfb", &patched);
     let (ok, out, _) = run(&["inspect".as_ref(), p.as_os_str()]);
     assert!(ok);

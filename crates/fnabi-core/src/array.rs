@@ -529,10 +529,18 @@ impl<'a> Array<'a> {
         Ok(Array { dtype, shape: shape.into(), strides, offset, storage })
     }
 
-    /// A zero-filled, row-major array (64-byte aligned).
+    /// A zero-filled, row-major array (64-byte aligned). An array over the
+    /// byte limit per array ([`fnabi_abi::limits`]) is an
+    /// [`Exhausted`](crate::error::ErrorKind::Exhausted) error, before
+    /// anything is allocated.
     pub fn zeros(dtype: DType, shape: &[usize]) -> Result<Array<'static>, Error> {
         let n = element_count(shape)?;
         let bytes = n.checked_mul(dtype.size()).ok_or_else(|| overflow(shape))?;
+        fnabi_abi::limits::check_bytes(fnabi_abi::limits::ByteLimit::Array, bytes as u128, || {
+            let dims: Vec<String> = shape.iter().map(|d| d.to_string()).chain([dtype.to_string()]).collect();
+            format!("an array of {}", dims.join("x"))
+        })
+        .map_err(|e| Error::exhausted(e.to_string()))?;
         let buf = Arc::new(HostBuffer::zeroed(bytes)?);
         Array::build(dtype, shape, c_strides(shape), 0, Storage::Shared(buf))
     }

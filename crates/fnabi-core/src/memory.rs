@@ -617,12 +617,17 @@ impl ByteBuffer {
         Ok(ByteBuffer { buf: Arc::new(buf) })
     }
 
-    /// A file's contents read into 64-byte aligned memory.
+    /// A file's contents read into 64-byte aligned memory (at most the
+    /// byte limit per file read of [`fnabi_abi::limits`]).
     pub fn read_file(path: impl AsRef<Path>) -> Result<ByteBuffer, Error> {
         use std::io::Read;
         let path = path.as_ref();
         let mut f = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
         let len = f.metadata().map_err(|e| io_err(path, e))?.len();
+        fnabi_abi::limits::check_bytes(fnabi_abi::limits::ByteLimit::File, u128::from(len), || {
+            format!("the file {}", path.display())
+        })
+        .map_err(|e| Error::exhausted(e.to_string()))?;
         let len = usize::try_from(len).map_err(|_| Error::exhausted(format!("{} is too large", path.display())))?;
         let mut buf = HostBuffer::zeroed(len)?;
         // SAFETY: `buf` is `len` fresh, initialized (zeroed) bytes we own.

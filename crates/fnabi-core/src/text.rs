@@ -541,6 +541,13 @@ pub fn format_array_elided(a: &Array<'_>, max_elements: usize) -> String {
     let es = a.dtype().size() as isize;
     let steps: Vec<isize> = a.strides().iter().map(|s| s * es).collect();
     let mut budget = max_elements;
+    // An empty array prints IREE's empty brackets (`2x0xf32=[][]`) unless
+    // its leading dims would make billions of them (`5522442564x47x0xf64`):
+    // then no brackets, which reads back the same (found by fuzzing).
+    let pairs = a.shape().iter().take_while(|&&d| d != 0).try_fold(1usize, |acc, &d| acc.checked_mul(d));
+    if a.is_empty() && pairs.is_none_or(|p| p > EMPTY_BRACKETS_MAX) {
+        return out;
+    }
     if a.rank() == 0 {
         format_rows(a, &[1], &[0], a.byte_offset() as isize, &mut budget, &mut out);
     } else {
@@ -596,6 +603,9 @@ impl std::fmt::Debug for Array<'_> {
             .finish()
     }
 }
+
+/// The most bracket pairs an empty array prints (see [`format_array_elided`]).
+const EMPTY_BRACKETS_MAX: usize = 4096;
 
 /// IREE's recursive printing: brackets around every sub-array of rank ≥ 1
 /// below the outermost dim, elements of the innermost dim separated by
@@ -669,6 +679,8 @@ mod tests {
         assert_eq!(round("2xbf16=1.5 -3"), "2xbf16=1.5 -3");
         assert_eq!(round("2xf16=65504 0.000061035"), "2xf16=65500 6.104E-05");
         assert_eq!(round("2x0xf32="), "2x0xf32=[][]");
+        // Fuzzing found this one printing 259 billion bracket pairs.
+        assert_eq!(round("5522442564x47x0x6xf64="), "5522442564x47x0x6xf64=");
         assert_eq!(round("3x2xsi32=[1 4][2 -5][3 6]"), "3x2xi32=[1 4][2 -5][3 6]");
         let Value::Array(a) = parse_value("2x3xf32=1 2 3 4 5 6").unwrap() else { panic!() };
         assert_eq!(a.to_vec::<f32>().unwrap(), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);

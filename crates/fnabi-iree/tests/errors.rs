@@ -136,6 +136,34 @@ fn unknown_function_module_and_device() {
     assert!("gpu".parse::<Device>().is_err());
 }
 
+/// Issue 18, defects 5 and 6: a module cut inside its executables, and one
+/// with bit 7 of byte 6108 flipped (which IREE's bytecode verifier misses
+/// and which crashed the runtime with SIGSEGV in the module's initializer),
+/// are fnabi errors: the ZIP's sizes and CRC-32 are checked first.
+#[test]
+fn truncated_and_bit_flipped_modules_never_reach_the_runtime() {
+    let bytes = std::fs::read(path("add")).unwrap();
+    // SAFETY: fnabi's reader rejects these bytes before IREE would load them.
+    let e = unsafe { IreeModule::from_bytes(&bytes[..9408], Device::LocalSync) }.unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Vmfb(_)), "{e}");
+    assert!(e.to_string().contains("end-of-central-directory"), "{e}");
+    let mut b = bytes.clone();
+    b[6108] ^= 0x80;
+    // SAFETY: as above.
+    let e = unsafe { IreeModule::from_bytes(&b, Device::LocalSync) }.unwrap_err();
+    assert!(e.to_string().contains(r#"ZIP entry "module.fb" is corrupted"#), "{e}");
+    // A flip in the embedded executable too.
+    let mut b = bytes.clone();
+    b[9000] ^= 1;
+    // SAFETY: as above.
+    let e = unsafe { IreeModule::from_bytes(&b, Device::LocalSync) }.unwrap_err();
+    assert!(e.to_string().contains("is corrupted"), "{e}");
+    // The intact bytes still load and run.
+    // SAFETY: the repository's fixture module.
+    let m = unsafe { IreeModule::from_bytes(&bytes, Device::LocalSync) }.unwrap();
+    assert!(m.export("add").is_ok());
+}
+
 #[test]
 fn runtime_failures_carry_iree_messages() {
     let m = module("add");

@@ -555,13 +555,16 @@ impl Compiler {
         let source: &str = &source;
         let key_text = self.key_text_at(source, level, link, options);
         let key = format!("{:032x}", fnv1a_128(key_text.as_bytes()));
-        let dir = self.cache_dir.join("mlir");
-        let so = dir.join(format!("lib{key}.so"));
-        let key_file = dir.join(format!("lib{key}.key"));
-        if so.is_file() && std::fs::read(&key_file).is_ok_and(|k| k == key_text.as_bytes()) {
-            return Ok(so);
+        let dir = crate::cache::writable_dir(&self.cache_dir.join("mlir"));
+        let entry = crate::cache::CacheEntry::new(&dir, &key);
+        if entry.is_valid(&key_text) {
+            return Ok(entry.library);
         }
-        std::fs::create_dir_all(&dir).map_err(|e| MlirError::io(format!("creating {}", dir.display()), e))?;
+        // One compile per key: others wait here, then find it built.
+        let _lock = entry.lock().map_err(|e| MlirError::io(format!("locking the cache entry {key}"), e))?;
+        if entry.is_valid(&key_text) {
+            return Ok(entry.library);
+        }
         let tmp = TempDir::new(&dir, &key)?;
         let t = &self.tools;
         let p = |name: &str| tmp.0.join(name);
@@ -669,12 +672,10 @@ impl Compiler {
         progress.stage("cc -shared");
         run_capture(&t.cc, &link_refs, Some(&tmp.0))?;
         drop(progress);
-        std::fs::write(p("key"), &key_text).map_err(|e| MlirError::io("writing the cache key", e))?;
-        // Publish: key first, then the library, each by an atomic rename.
-        std::fs::rename(p("key"), &key_file)
-            .map_err(|e| MlirError::io(format!("renaming to {}", key_file.display()), e))?;
-        std::fs::rename(p("lib.so"), &so).map_err(|e| MlirError::io(format!("renaming to {}", so.display()), e))?;
-        Ok(so)
+        entry
+            .publish(&p("lib.so"), &key_text)
+            .map_err(|e| MlirError::io(format!("storing {}", entry.library.display()), e))?;
+        Ok(entry.library)
     }
 }
 

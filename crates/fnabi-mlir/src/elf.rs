@@ -126,8 +126,16 @@ impl Reader<'_> {
     }
 }
 
+const SHT_NULL: u32 = 0;
+const SHT_STRTAB: u32 = 3;
+const SHT_NOBITS: u32 = 8;
 const SHT_DYNSYM: u32 = 11;
 const SHT_NOBITS: u32 = 8;
+const SHN_XINDEX: usize = 0xffff;
+
+fn ranges_overlap(a: (usize, usize), b: (usize, usize)) -> bool {
+    a.1 > 0 && b.1 > 0 && a.0 < b.0 + b.1 && b.0 < a.0 + a.1
+}
 const SECTION_HEADER_SIZE: usize = 64;
 const SYMBOL_SIZE: usize = 24;
 
@@ -166,6 +174,22 @@ impl<'a> ElfFile<'a> {
         let table_size = shnum.saturating_mul(SECTION_HEADER_SIZE as u64);
         r.range(shoff, table_size, 0x28, "a section header table inside the file")?;
         let shnum = shnum as usize; // bounded by the file size just above
+        let shstrndx = usize::from(r.u16(0x3e)?);
+        if shstrndx != SHN_XINDEX && shstrndx >= shnum {
+            return Err(err(0x3e, "a section-name string table index naming an existing section"));
+        }
+        // Every section with bytes in the file lies inside it, and every
+        // link names an existing section.
+        for k in 1..shnum {
+            let h = shoff_u + k * SECTION_HEADER_SIZE;
+            let ty = r.u32(h + 4)?;
+            if ty != SHT_NOBITS && ty != SHT_NULL {
+                r.range(r.u64(h + 24)?, r.u64(h + 32)?, h + 24, "a section inside the file")?;
+            }
+            if r.u32(h + 40)? as usize >= shnum {
+                return Err(err(h + 40, "a section link naming an existing section"));
+            }
+        }
         let mut dynsym = None;
         let mut dynstr = (0, 0);
         for k in 0..shnum {
@@ -181,11 +205,25 @@ impl<'a> ElfFile<'a> {
                 return Err(err(h + 56, "24-byte .dynsym entries"));
             }
             let link = r.u32(h + 40)? as usize;
-            if link == 0 || link >= shnum {
-                return Err(err(h + 40, "a .dynsym string-table link to an existing section"));
+            if link == 0 || link >= shnum || link == k {
+                return Err(err(h + 40, "a .dynsym string-table link to another existing section"));
             }
             let sh = shoff_u + link * SECTION_HEADER_SIZE;
+            if r.u32(sh + 4)? != SHT_STRTAB {
+                return Err(err(h + 40, "a .dynsym link to a string table (SHT_STRTAB)"));
+            }
             dynstr = r.range(r.u64(sh + 24)?, r.u64(sh + 32)?, sh + 24, "a .dynstr inside the file")?;
+            // A string table starts and ends with NUL (ELF gABI).
+            if dynstr.1 == 0 || data[dynstr.0] != 0 || data[dynstr.0 + dynstr.1 - 1] != 0 {
+                return Err(err(sh + 24, "a .dynstr that starts and ends with a NUL byte"));
+            }
+            // sh_info: one past the last local symbol.
+            if r.u32(h + 44)? as usize > size / SYMBOL_SIZE {
+                return Err(err(h + 44, "a .dynsym sh_info (first global symbol) inside the table"));
+            }
+            if ranges_overlap((off, size), dynstr) {
+                return Err(err(h + 24, "a .dynsym that does not overlap its string table"));
+            }
             dynsym = Some((off, size / SYMBOL_SIZE));
         }
         Ok(ElfFile { data, big_endian, dynsym, dynstr })
@@ -399,6 +437,36 @@ mod tests {
         let mut g = f.clone();
         g[0x28..0x30].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(e(&g).contains("section header table inside the file"));
+        // Issue 18, defect 4: a .dynsym linked to itself was read as an
+        // empty symbol table ("0 MLIR functions").
+        let dynsym_link = f.len() - 2 * 64 + 40;
+        let mut g = f.clone();
+        g[dynsym_link..dynsym_link + 4].copy_from_slice(&1u32.to_le_bytes());
+        assert!(e(&g).contains("string-table link to another existing section"), "{}", e(&g));
+        // Linked to a section that is no string table (the null section 0 is
+        // refused already; make section 2 a PROGBITS).
+        let mut g = f.clone();
+        let strtab_type = f.len() - 64 + 4;
+        g[strtab_type..strtab_type + 4].copy_from_slice(&1u32.to_le_bytes());
+        assert!(e(&g).contains("link to a string table"), "{}", e(&g));
+        // A link past the section table, in any section.
+        let mut g = f.clone();
+        g[f.len() - 64 + 40..f.len() - 64 + 44].copy_from_slice(&9u32.to_le_bytes());
+        assert!(e(&g).contains("section link naming an existing section"), "{}", e(&g));
+        // A section that reaches past the end of the file.
+        let mut g = f.clone();
+        g[f.len() - 64 + 32..f.len() - 64 + 40].copy_from_slice(&1000u64.to_le_bytes());
+        assert!(e(&g).contains("a section inside the file"), "{}", e(&g));
+        // sh_info past the table, and a string table without its NUL ends.
+        let mut g = f.clone();
+        g[dynsym_link + 4..dynsym_link + 8].copy_from_slice(&9u32.to_le_bytes());
+        assert!(e(&g).contains("sh_info"), "{}", e(&g));
+        let mut g = f.clone();
+        let last_str = f.len() - 3 * 64 - 1;
+        assert_eq!(g[last_str], 0);
+        let str_end = (0..last_str + 1).rev().find(|&i| g[i] == b'x').unwrap() + 1;
+        g[str_end] = b'y';
+        assert!(e(&g).contains("NUL byte"), "{}", e(&g));
         // A name offset past the string table.
         let mut g = f.clone();
         g[64 + 24..64 + 28].copy_from_slice(&1000u32.to_le_bytes());

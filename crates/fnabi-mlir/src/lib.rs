@@ -29,6 +29,7 @@
 
 pub mod abi_embed;
 mod args;
+pub mod cache;
 pub mod call;
 pub mod compile;
 pub mod elf;

@@ -36,6 +36,11 @@ fn bench(c: &mut Criterion) {
     g.bench_function("declaration_nested_deep", |b| b.iter(|| Declaration::parse(black_box(DECL)).unwrap()));
     let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/iree/nested.vmfb")).unwrap();
     g.bench_function("vmfb_nested_module", |b| b.iter(|| Module::parse(black_box(&bytes)).unwrap()));
+    // The same without the ZIP check (sizes and CRC-32 of every entry).
+    g.bench_function("vmfb_nested_module_unverified", |b| {
+        b.iter(|| Module::parse_unverified(black_box(&bytes)).unwrap())
+    });
+    g.bench_function("vmfb_nested_zip_verify", |b| b.iter(|| fnabi::vmfb::zip::verify(black_box(&bytes)).unwrap()));
     g.finish();
 
     let mut g = c.benchmark_group("convention");

@@ -26,7 +26,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub use fnabi_abi::{attrs, cconv, mangle, raw, reflection, scalar, sip, vmfb};
+pub use fnabi_abi::{attrs, cconv, limits, mangle, raw, reflection, scalar, sip, vmfb};
 #[cfg(feature = "ndarray")]
 pub use fnabi_core::ndarray;
 pub use fnabi_core::{

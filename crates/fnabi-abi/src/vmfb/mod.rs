@@ -8,7 +8,10 @@
 //! size-prefixed FlatBuffer is read too. The size prefix is trusted, not
 //! the ZIP entry size (IREE writes ZIP64 entries whose sizes do not cover
 //! the prefix). The signature of export *i* is
-//! `function_signatures[exported_functions[i].internal_ordinal]`.
+//! `function_signatures[exported_functions[i].internal_ordinal]`. The ZIP
+//! container is checked whole ([`zip`]): its directory, every entry's
+//! bounds and every stored entry's CRC-32, so a truncated or bit-flipped
+//! file is an error here rather than a crash in a runtime that trusts it.
 //!
 //! [`Module::parse`] reads everything it returns eagerly and zero-copy
 //! (names and attribute values borrow from the file): every offset is
@@ -30,6 +33,7 @@
 //! ```
 
 mod flatbuf;
+pub mod zip;
 
 use crate::cconv::CallingConvention;
 use crate::error::ParseError;
@@ -88,6 +92,18 @@ pub enum VmfbErrorKind {
     },
     /// A required field is absent.
     MissingField(&'static str),
+    /// A malformed ZIP container: what was expected.
+    BadZip(&'static str),
+    /// A ZIP entry whose bytes do not match the CRC-32 recorded for it
+    /// (the file was corrupted after it was written).
+    ChecksumMismatch {
+        /// The entry's name.
+        entry: String,
+        /// The CRC-32 the archive records.
+        recorded: u32,
+        /// The CRC-32 of the bytes in the file.
+        computed: u32,
+    },
     /// An export's `internal_ordinal` names no function signature.
     BadOrdinal {
         /// The export's name.
@@ -126,6 +142,11 @@ impl fmt::Display for VmfbError {
                 write!(f, "{what} is cut short ({needed} bytes needed, {available} available)")
             }
             VmfbErrorKind::UnsupportedZip(why) => write!(f, "unsupported ZIP: {why}"),
+            VmfbErrorKind::BadZip(what) => write!(f, "malformed ZIP: expected {what}"),
+            VmfbErrorKind::ChecksumMismatch { entry, recorded, computed } => write!(
+                f,
+                "ZIP entry {entry:?} is corrupted: its CRC-32 is {computed:08x}, the archive records {recorded:08x}"
+            ),
             VmfbErrorKind::BadIdentifier(id) => {
                 write!(f, "FlatBuffer identifier is {:?}, expected \"IREE\"", String::from_utf8_lossy(id))
             }
@@ -349,8 +370,25 @@ fn signature<'a>(t: &Table<'a>) -> Result<Signature<'a>, VmfbError> {
 }
 
 impl<'a> Module<'a> {
-    /// Reads a `.vmfb` file (see the [module docs](self)).
+    /// Reads a `.vmfb` file (see the [module docs](self)), checking its ZIP
+    /// container first ([`zip::verify`]: every entry inside the file, every
+    /// stored entry's CRC-32), so a truncated or corrupted file is an error.
     pub fn parse(bytes: &'a [u8]) -> Result<Module<'a>, VmfbError> {
+        let m = Module::parse_unverified(bytes)?;
+        if let Container::Zip { .. } = m.container {
+            let entries = zip::verify(bytes)?;
+            if !entries.iter().any(|e| e.data_offset + 4 == m.flatbuffer_offset) {
+                return Err(VmfbError::new(0, VmfbErrorKind::BadZip("the central directory to list the first entry")));
+            }
+        }
+        Ok(m)
+    }
+
+    /// Reads a `.vmfb` file as [`parse`](Module::parse) does, without
+    /// checking the ZIP container's other entries and checksums: only the
+    /// module FlatBuffer is read (bounds-checked). For callers that have
+    /// verified the file otherwise.
+    pub fn parse_unverified(bytes: &'a [u8]) -> Result<Module<'a>, VmfbError> {
         let (container, prefix) = locate(bytes)?;
         if bytes.len() < prefix + 4 {
             return Err(truncated(prefix, "the module FlatBuffer size prefix", 4, bytes.len()));

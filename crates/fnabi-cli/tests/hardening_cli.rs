@@ -1,0 +1,204 @@
+//! Malformed and oversized inputs on the command line (issue 18): each is
+//! one line on stderr and exit status 1 — arguments that are not UTF-8,
+//! requests over the byte limits, truncated or bit-flipped `.vmfb` files,
+//! an ELF whose `.dynsym` links to itself.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Runs `fnabi` with `args` and extra environment; returns (status code, stdout, stderr).
+fn fnabi_env(args: &[OsString], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_fnabi"));
+    c.args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn os(args: &[&str]) -> Vec<OsString> {
+    args.iter().map(OsString::from).collect()
+}
+
+/// Asserts a one-line fnabi error with status 1 that contains `needle`.
+fn one_line_error((code, _, err): (i32, String, String), needle: &str) {
+    assert_eq!(code, 1, "{err}");
+    assert!(err.starts_with("fnabi: error: ") && err.ends_with('\n'), "{err:?}");
+    assert_eq!(err.lines().count(), 1, "{err:?}");
+    assert!(err.contains(needle), "{err:?} lacks {needle:?}");
+}
+
+fn repo(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(p)
+}
+
+fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fnabi-hardening-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+#[cfg(unix)]
+#[test]
+fn arguments_that_are_not_utf8_are_one_line_errors() {
+    use std::os::unix::ffi::OsStringExt;
+    let args = vec![OsString::from("mangle"), OsString::from_vec(b"(Buffer<\xff\xfe[4]>) -> ()".to_vec())];
+    one_line_error(fnabi_env(&args, &[]), r#"argument 2 is not valid UTF-8: "(Buffer<\xff\xfe[4]>) -> ()""#);
+    // clap's other complaints are one line too.
+    one_line_error(fnabi_env(&os(&["run", "--no-such-flag"]), &[]), "--no-such-flag");
+    one_line_error(fnabi_env(&os(&["frobnicate"]), &[]), "frobnicate");
+    // Help and version still print normally.
+    let (code, out, _) = fnabi_env(&os(&["--version"]), &[]);
+    assert_eq!((code, out.starts_with("fnabi ")), (0, true));
+}
+
+#[test]
+fn requests_over_the_byte_limits_are_refused_before_allocating() {
+    let m = repo("crates/fnabi/tests/mlir/memref_abi.mlir");
+    let m = m.to_str().unwrap();
+    // 400 GB asked by a 20-byte argument: refused at once by the default limit.
+    one_line_error(
+        fnabi_env(&os(&["run", m, "-f", "sum_f32", "-i", "100000000000xf32=1"]), &[]),
+        "an array of 100000000000xf32 takes 400000000000 bytes, over the limit of",
+    );
+    let lim = [("FNABI_MAX_ARRAY_BYTES", "1K")];
+    one_line_error(
+        fnabi_env(&os(&["run", m, "-f", "sum_f32", "-i", "1000xf32=1"]), &lim),
+        "takes 4000 bytes, over the limit of 1024 bytes per array (raise it with FNABI_MAX_ARRAY_BYTES",
+    );
+    // Under the limit, the same call runs (256 ones sum to 256).
+    let (code, out, err) = fnabi_env(&os(&["run", m, "-f", "sum_f32", "-i", "256xf32=1"]), &lim);
+    assert_eq!((code, out.as_str()), (0, "256\n"), "{err}");
+    one_line_error(
+        fnabi_env(&os(&["run", m, "-f", "sum_f32", "-i", "1000xf32=1"]), &[("FNABI_MAX_CALL_BYTES", "3999")]),
+        "the call (its inputs) takes 4000 bytes, over the limit of 3999 bytes per call",
+    );
+    let vmfb = repo("crates/fnabi/tests/fixtures/iree/add.vmfb");
+    one_line_error(
+        fnabi_env(&os(&["inspect", vmfb.to_str().unwrap()]), &[("FNABI_MAX_FILE_BYTES", "100")]),
+        "takes 12544 bytes, over the limit of 100 bytes per file read (raise it with FNABI_MAX_FILE_BYTES",
+    );
+}
+
+#[test]
+fn truncated_and_bit_flipped_vmfb_files_are_errors() {
+    let bytes = std::fs::read(repo("crates/fnabi/tests/fixtures/iree/add.vmfb")).unwrap();
+    let cut = scratch("cut.vmfb", &bytes[..9408]);
+    one_line_error(fnabi_env(&os(&["inspect", cut.to_str().unwrap()]), &[]), "end-of-central-directory record");
+    let mut b = bytes.clone();
+    b[6108] ^= 0x80;
+    let flipped = scratch("flipped.vmfb", &b);
+    one_line_error(
+        fnabi_env(&os(&["inspect", flipped.to_str().unwrap()]), &[]),
+        r#"ZIP entry "module.fb" is corrupted: its CRC-32 is"#,
+    );
+    // `fnabi run` refuses it before IREE's runtime (which crashed on it).
+    #[cfg(feature = "iree")]
+    for m in [&cut, &flipped] {
+        one_line_error(
+            fnabi_env(&os(&["run", m.to_str().unwrap(), "-f", "add", "-i", "4xf32=1", "-i", "4xf32=2"]), &[]),
+            "vmfb at byte",
+        );
+    }
+}
+
+/// Issue 18, defect 4: a `.so` whose `.dynsym` links to itself was shown
+/// as "0 MLIR function(s)" with status 0.
+#[test]
+fn an_elf_whose_dynsym_links_to_itself_is_an_error() {
+    let path = ["/usr/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/aarch64-linux-gnu/libm.so.6", "/lib64/libm.so.6"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("a libm.so.6 to corrupt (the C library's math library)");
+    let mut b = std::fs::read(path).unwrap();
+    let u16_at = |b: &[u8], at: usize| u16::from_le_bytes([b[at], b[at + 1]]) as usize;
+    let shoff = u64::from_le_bytes(b[0x28..0x30].try_into().unwrap()) as usize;
+    let shnum = u16_at(&b, 0x3c);
+    let k = (0..shnum).find(|k| u32::from_le_bytes(b[shoff + k * 64 + 4..][..4].try_into().unwrap()) == 11).unwrap();
+    let link = shoff + k * 64 + 40;
+    let intact = scratch("intact.so", &b);
+    let (code, out, err) = fnabi_env(&os(&["inspect", intact.to_str().unwrap()]), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("shared library"), "{out}");
+    b[link..link + 4].copy_from_slice(&(k as u32).to_le_bytes());
+    let bad = scratch("self-link.so", &b);
+    one_line_error(
+        fnabi_env(&os(&["inspect", bad.to_str().unwrap()]), &[]),
+        "string-table link to another existing section",
+    );
+}
+
+/// Several processes compiling one module into one fresh cache all succeed
+/// and leave one intact entry; `fnabi cache list` shows a corrupted entry,
+/// the next run rebuilds it, and `fnabi cache clear` empties the cache.
+#[test]
+fn the_compile_cache_across_processes_list_and_clear() {
+    let cache = std::env::temp_dir().join(format!("fnabi-hardening-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache);
+    let c = cache.to_str().unwrap();
+    let m = repo("crates/fnabi/tests/mlir/memref_abi.mlir");
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_fnabi"))
+                .args(["run", m.to_str().unwrap(), "-f", "sum_f32", "-i", "4xf32=1 2 3 4.5"])
+                .env("FNABI_CACHE_DIR", c)
+                .output_async()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "10.5\n");
+    }
+    let env = [("FNABI_CACHE_DIR", c)];
+    let (code, out, _) = fnabi_env(&os(&["cache", "list"]), &env);
+    assert_eq!(code, 0);
+    assert!(out.ends_with(&format!("1 library in {c}/mlir, {} bytes\n", lib_size(&cache))), "{out}");
+    assert!(!out.contains("corrupt"), "{out}");
+    // No temporary folder is left behind.
+    let names: Vec<String> = std::fs::read_dir(cache.join("mlir"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| n.starts_with("lib")), "{names:?}");
+    // Corrupt the library: listed as corrupt, rebuilt by the next run.
+    let so = names.iter().find(|n| n.ends_with(".so")).unwrap();
+    std::fs::write(cache.join("mlir").join(so), b"\x7fELF cut short").unwrap();
+    assert!(fnabi_env(&os(&["cache", "list"]), &env).1.contains("corrupt"));
+    let (code, out, err) =
+        fnabi_env(&os(&["run", m.to_str().unwrap(), "-f", "sum_f32", "-i", "4xf32=1 2 3 4.5"]), &env);
+    assert_eq!((code, out.as_str()), (0, "10.5\n"), "{err}");
+    assert!(!fnabi_env(&os(&["cache", "list"]), &env).1.contains("corrupt"));
+    let (code, out, _) = fnabi_env(&os(&["cache", "clear"]), &env);
+    assert_eq!((code, out), (0, format!("removed 1 library from {c}/mlir\n")));
+    assert!(fnabi_env(&os(&["cache", "list"]), &env).1.starts_with("0 libraries"));
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+fn lib_size(cache: &Path) -> u64 {
+    std::fs::read_dir(cache.join("mlir"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "so"))
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .sum()
+}
+
+/// Starts a command with its output captured (to wait for later).
+trait OutputAsync {
+    fn output_async(&mut self) -> std::process::Child;
+}
+
+impl OutputAsync for Command {
+    fn output_async(&mut self) -> std::process::Child {
+        self.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap()
+    }
+}
