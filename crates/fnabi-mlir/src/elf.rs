@@ -130,7 +130,6 @@ const SHT_NULL: u32 = 0;
 const SHT_STRTAB: u32 = 3;
 const SHT_NOBITS: u32 = 8;
 const SHT_DYNSYM: u32 = 11;
-const SHT_NOBITS: u32 = 8;
 const SHN_XINDEX: usize = 0xffff;
 
 fn ranges_overlap(a: (usize, usize), b: (usize, usize)) -> bool {
