@@ -100,9 +100,12 @@ impl CacheEntry {
 /// `dir` when it can be created and written, else a folder under the
 /// system's temporary folder, with a warning on stderr (once per process).
 pub fn writable_dir(dir: &Path) -> PathBuf {
+    // One probe file per call: threads of one process probe at once.
+    static PROBE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let probe = |d: &Path| -> io::Result<()> {
         std::fs::create_dir_all(d)?;
-        let p = d.join(format!(".probe-{}", std::process::id()));
+        let n = PROBE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let p = d.join(format!(".probe-{}-{n}", std::process::id()));
         std::fs::write(&p, b"")?;
         std::fs::remove_file(&p)
     };
