@@ -379,44 +379,6 @@ fn encode(dtype: DType, s: &str, off: usize, out: &mut [u8]) -> Result<(), Parse
     Ok(())
 }
 
-/// C's `%G` (precision 6) of a double, as IREE prints floats.
-///
-/// ```
-/// use fnabi_core::text::format_g;
-/// assert_eq!(format_g(123456789.0), "1.23457E+08");
-/// assert_eq!(format_g(0.0001), "0.0001");
-/// assert_eq!(format_g(1e-5), "1E-05");
-/// assert_eq!(format_g(100000.0), "100000");
-/// assert_eq!(format_g(-f64::NAN), "-NAN");
-/// ```
-pub fn format_g(v: f64) -> String {
-    const P: i32 = 6;
-    let sign = if v.is_sign_negative() { "-" } else { "" };
-    if v.is_nan() {
-        return format!("{sign}NAN");
-    }
-    if v.is_infinite() {
-        return format!("{sign}INF");
-    }
-    if v == 0.0 {
-        return format!("{sign}0");
-    }
-    // Rounded to P significant digits: mantissa and decimal exponent.
-    let e_form = format!("{:.*e}", (P - 1) as usize, v.abs());
-    let (mant, exp) = e_form.split_once('e').unwrap_or((&e_form, "0"));
-    let x: i32 = exp.parse().unwrap_or(0);
-    let trim = |s: String| -> String {
-        if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_owned() } else { s }
-    };
-    if (-4..P).contains(&x) {
-        let decimals = (P - 1 - x) as usize;
-        format!("{sign}{}", trim(format!("{:.*}", decimals, v.abs())))
-    } else {
-        let m = trim(mant.to_owned());
-        format!("{sign}{m}E{}{:02}", if x < 0 { '-' } else { '+' }, x.abs())
-    }
-}
-
 /// The shortest decimal that reads back (through [`parse_array`]) to the
 /// same value of the float type `st`: `0.1`, `-0`, `3.4028235E+38` (f32
 /// max), `INF`, `-NAN`. Positional unless the decimal exponent is below -4
@@ -738,22 +700,5 @@ mod tests {
         assert_eq!(err("2x2xi8=[1]"), "at byte 7: a single value that fills the array takes no brackets");
         assert!(parse_array("2xf32").unwrap_err().to_string().contains("expected `SHAPExTYPE=VALUES`"));
         assert_eq!(err("2xf32"), "at byte 0: `2xf32` is not a number");
-    }
-
-    #[test]
-    fn percent_g_matches_c() {
-        for (v, want) in [
-            (1234565.0, "1.23456E+06"),
-            (0.000123456789, "0.000123457"),
-            (1.5e-7, "1.5E-07"),
-            (999999.5, "1E+06"),
-            (9.9999995, "10"),
-            (1e100, "1E+100"),
-            (-2.5, "-2.5"),
-            (f64::INFINITY, "INF"),
-            (123456.0, "123456"),
-        ] {
-            assert_eq!(format_g(v), want, "{v}");
-        }
     }
 }
