@@ -1,4 +1,3 @@
-
 use super::*;
 use fnabi_abi::scalar::ScalarType;
 use half::bf16;
