@@ -193,7 +193,7 @@ fn load_error(path: &Path, msg: impl fmt::Display) -> Error {
     MlirError::Load(format!("cannot load {}: {msg}", path.display())).into()
 }
 
-fn open_native(path: &Path) -> Result<libloading::Library, Error> {
+fn open_native(path: &Path, undefined: &[String]) -> Result<libloading::Library, Error> {
     // A bare file name would make dlopen search the system paths.
     let abs = if path.components().count() == 1 { Path::new(".").join(path) } else { path.to_path_buf() };
     // RTLD_NOW: a function nobody provides fails the load, naming it, rather
@@ -202,7 +202,7 @@ fn open_native(path: &Path) -> Result<libloading::Library, Error> {
     // runtime's worker threads may still be finishing a task's coroutine
     // (its code is in the module) after the awaited value is ready.
     #[cfg(unix)]
-    let keep = if uses_async_runtime(path) { libc::RTLD_NODELETE } else { 0 };
+    let keep = if uses_async_runtime(undefined) { libc::RTLD_NODELETE } else { 0 };
     #[cfg(unix)]
     // SAFETY: the caller of `load` accepts running the library's initialisers.
     let lib = unsafe { libloading::os::unix::Library::open(Some(&abs), libc::RTLD_NOW | libc::RTLD_LOCAL | keep) }
@@ -322,16 +322,16 @@ fn undefined_functions(path: &Path) -> Vec<String> {
     elf.undefined_functions().map(|u| u.into_iter().map(str::to_owned).collect()).unwrap_or_default()
 }
 
-/// True when the library at `path` calls MLIR's async runtime.
-fn uses_async_runtime(path: &Path) -> bool {
-    undefined_functions(path).iter().any(|n| n.starts_with("mlirAsyncRuntime"))
+/// True when a library needing `undefined` calls MLIR's async runtime.
+fn uses_async_runtime(undefined: &[String]) -> bool {
+    undefined.iter().any(|n| n.starts_with("mlirAsyncRuntime"))
 }
 
-/// True when the library at `path` calls C stdio or MLIR's printing
+/// True when a library needing `undefined` calls C stdio or MLIR's printing
 /// utilities (an undefined `print…`, `puts`, `putchar`, `printf`, `fputs`,
-/// `fwrite`); false when it cannot be read.
-fn prints_through_c_stdio(path: &Path) -> bool {
-    undefined_functions(path).iter().any(|n| {
+/// `fwrite`).
+fn prints_through_c_stdio(undefined: &[String]) -> bool {
+    undefined.iter().any(|n| {
         let n = n.strip_prefix(crate::elf::CIFACE_PREFIX).unwrap_or(n);
         n.starts_with("print") || matches!(n, "puts" | "putchar" | "fputs" | "fwrite")
     })
@@ -343,12 +343,16 @@ fn prints_through_c_stdio(path: &Path) -> bool {
 /// As for [`MlirLibrary::open`].
 pub(crate) unsafe fn load(path: &Path, decls: Vec<FuncDecl>, host: &HostFunctions) -> Result<MlirLibrary, Error> {
     let _guard = LOAD.lock().unwrap_or_else(|p| p.into_inner());
-    let mut lib = open_native(path)?;
+    // Read once: the load flags and the stdio flush both depend on it (a
+    // private copy below has the same bytes).
+    let undefined = undefined_functions(path);
+    let mut lib = open_native(path, &undefined)?;
     let Some(mut t) = table(&lib) else {
         // No glue, but the lowering itself may print (`vector.print` calls
         // the runtime utilities' `printF32`, …): C's stdio is then flushed
         // around calls, as for glue that binds runtime utilities.
-        let binding = prints_through_c_stdio(path).then(|| Arc::new(Binding { slots: Vec::new(), flush_stdio: true }));
+        let binding =
+            prints_through_c_stdio(&undefined).then(|| Arc::new(Binding { slots: Vec::new(), flush_stdio: true }));
         return Ok(MlirLibrary::from_parts(lib, path.to_path_buf(), decls, binding, Externals::default()));
     };
     // SAFETY: a table exported under fnabi's symbol by fnabi's glue.
@@ -396,7 +400,7 @@ pub(crate) unsafe fn load(path: &Path, decls: Vec<FuncDecl>, host: &HostFunction
     if !slots.is_empty() && unsafe { slots_taken(t) } {
         // This mapping's slots belong to another load: load a separate copy.
         let copy = private_copy(path)?;
-        let opened = open_native(&copy);
+        let opened = open_native(&copy, &undefined);
         let _ = std::fs::remove_file(&copy);
         lib = opened?;
         t = table(&lib).ok_or_else(|| load_error(path, "its copy has no table"))?;
