@@ -42,6 +42,18 @@ impl ByteLimit {
         }
     }
 
+    /// The `fnabi` command-line flag that sets this limit for one command.
+    pub fn flag(self) -> &'static str {
+        match self {
+            ByteLimit::Array => "--max-array-bytes",
+            ByteLimit::Call => "--max-call-bytes",
+            ByteLimit::File => "--max-file-bytes",
+        }
+    }
+
+    /// Every byte limit.
+    pub const ALL: [ByteLimit; 3] = [ByteLimit::Array, ByteLimit::Call, ByteLimit::File];
+
     fn per(self) -> &'static str {
         match self {
             ByteLimit::Array => "per array",
@@ -77,12 +89,13 @@ impl std::fmt::Display for LimitError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} takes {} bytes, over the limit of {} bytes {} (raise it with {}=BYTES, e.g. 64G, or fnabi::limits::set_max_bytes)",
+            "{} takes {} bytes, over the limit of {} bytes {} (raise it with {}=BYTES, e.g. 64G, fnabi's {} BYTES, or fnabi::limits::set_max_bytes)",
             self.what,
             self.requested,
             self.limit,
             self.kind.per(),
-            self.kind.env_var()
+            self.kind.env_var(),
+            self.kind.flag()
         )
     }
 }
@@ -121,7 +134,8 @@ pub fn default_max_bytes() -> u64 {
 
 /// The limit in force: the one set by [`set_max_bytes`], else the
 /// environment variable's ([`ByteLimit::env_var`]), else
-/// [`default_max_bytes`].
+/// [`default_max_bytes`]. An environment variable that is not a byte size
+/// is ignored here; [`env_error`] names it (the CLI refuses to start).
 pub fn max_bytes(kind: ByteLimit) -> u64 {
     let set = kind.slot().load(Ordering::Relaxed);
     if set != 0 {
@@ -132,6 +146,18 @@ pub fn max_bytes(kind: ByteLimit) -> u64 {
         .and_then(|v| parse_byte_size(&v))
         .filter(|&b| b > 0)
         .unwrap_or_else(default_max_bytes)
+}
+
+/// The first byte-limit environment variable that is set but is not a
+/// positive byte size ([`parse_byte_size`]), with its value.
+///
+/// (`fnabi` tests it: `crates/fnabi-cli/tests/hardening_cli.rs`.)
+pub fn env_error() -> Option<String> {
+    ByteLimit::ALL.iter().find_map(|k| {
+        let v = std::env::var_os(k.env_var())?;
+        let ok = v.to_str().and_then(parse_byte_size).is_some_and(|b| b > 0);
+        (!ok).then(|| format!("{}={:?} is not a byte size (such as 1048576, 64K, 8M or 16G)", k.env_var(), v))
+    })
 }
 
 /// Sets a limit for this process (`None`: back to the environment
@@ -165,7 +191,7 @@ mod tests {
         let e = check_bytes(ByteLimit::File, 101, || "the file x".into()).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "the file x takes 101 bytes, over the limit of 100 bytes per file read (raise it with FNABI_MAX_FILE_BYTES=BYTES, e.g. 64G, or fnabi::limits::set_max_bytes)"
+            "the file x takes 101 bytes, over the limit of 100 bytes per file read (raise it with FNABI_MAX_FILE_BYTES=BYTES, e.g. 64G, fnabi's --max-file-bytes BYTES, or fnabi::limits::set_max_bytes)"
         );
         set_max_bytes(ByteLimit::File, None);
         assert_ne!(max_bytes(ByteLimit::File), 100);

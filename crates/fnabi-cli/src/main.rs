@@ -24,6 +24,24 @@ mod run_iree;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Most bytes of one array fnabi allocates (text splats, raw inputs,
+    /// results): `1048576`, `64K`, `8M`, `16G`. Default: the environment's
+    /// FNABI_MAX_ARRAY_BYTES, else half the physical memory.
+    #[arg(long, global = true, value_name = "BYTES", value_parser = byte_size)]
+    max_array_bytes: Option<u64>,
+    /// Most bytes of all the inputs of one call together (FNABI_MAX_CALL_BYTES).
+    #[arg(long, global = true, value_name = "BYTES", value_parser = byte_size)]
+    max_call_bytes: Option<u64>,
+    /// Most bytes of one file read (modules, .npy, JSON, raw bytes, stdin; FNABI_MAX_FILE_BYTES).
+    #[arg(long, global = true, value_name = "BYTES", value_parser = byte_size)]
+    max_file_bytes: Option<u64>,
+}
+
+/// A positive byte size for the `--max-*-bytes` flags.
+fn byte_size(text: &str) -> Result<u64, String> {
+    fnabi::limits::parse_byte_size(text)
+        .filter(|&b| b > 0)
+        .ok_or_else(|| "not a byte size (such as 1048576, 64K, 8M or 16G)".to_string())
 }
 
 #[derive(Subcommand)]
@@ -144,6 +162,20 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Some(e) = fnabi::limits::env_error() {
+        eprintln!("fnabi: error: {e}");
+        return ExitCode::FAILURE;
+    }
+    use fnabi::limits::{ByteLimit, set_max_bytes};
+    for (kind, bytes) in [
+        (ByteLimit::Array, cli.max_array_bytes),
+        (ByteLimit::Call, cli.max_call_bytes),
+        (ByteLimit::File, cli.max_file_bytes),
+    ] {
+        if bytes.is_some() {
+            set_max_bytes(kind, bytes);
+        }
+    }
     let result = match cli.command {
         Command::Demangle(args) => demangle::demangle(args),
         Command::Mangle(args) => demangle::mangle(args),

@@ -86,6 +86,28 @@ fn requests_over_the_byte_limits_are_refused_before_allocating() {
         fnabi_env(&os(&["inspect", vmfb.to_str().unwrap()]), &[("FNABI_MAX_FILE_BYTES", "100")]),
         "takes 12544 bytes, over the limit of 100 bytes per file read (raise it with FNABI_MAX_FILE_BYTES",
     );
+    // The flags set the same limits, over the environment, after the
+    // subcommand too.
+    one_line_error(
+        fnabi_env(&os(&["run", m, "-f", "sum_f32", "--max-array-bytes", "2K", "-i", "1000xf32=1"]), &lim),
+        "takes 4000 bytes, over the limit of 2048 bytes per array (raise it with FNABI_MAX_ARRAY_BYTES=BYTES, e.g. 64G, fnabi's --max-array-bytes BYTES",
+    );
+    let (code, out, err) =
+        fnabi_env(&os(&["--max-array-bytes", "4000", "run", m, "-f", "sum_f32", "-i", "1000xf32=1"]), &lim);
+    assert_eq!((code, out.as_str()), (0, "1000\n"), "{err}");
+    one_line_error(
+        fnabi_env(&os(&["inspect", vmfb.to_str().unwrap(), "--max-file-bytes", "100"]), &[]),
+        "over the limit of 100 bytes per file read",
+    );
+    one_line_error(
+        fnabi_env(&os(&["run", m, "-f", "sum_f32", "--max-call-bytes", "lots", "-i", "1xf32=1"]), &[]),
+        "not a byte size (such as 1048576, 64K, 8M or 16G)",
+    );
+    // A limit in the environment that is no byte size is an error, not ignored.
+    one_line_error(
+        fnabi_env(&os(&["run", m, "-f", "sum_f32", "-i", "1xf32=1"]), &[("FNABI_MAX_CALL_BYTES", "lots")]),
+        "FNABI_MAX_CALL_BYTES=\"lots\" is not a byte size (such as 1048576, 64K, 8M or 16G)",
+    );
 }
 
 #[test]
