@@ -43,7 +43,7 @@ LAYERS = {
         ["lib"],
     ],
     "crates/fnabi-mlir/src": [
-        ["elf", "trampoline", "args", "cache", "llvm_level", "progress"],
+        ["elf", "trampoline", "args", "cache", "llvm_level", "progress", "tool"],
         ["memref", "abi_embed"],
         ["compile"],
         ["runtime_utils"],

@@ -35,6 +35,21 @@ struct Cli {
     /// Most bytes of one file read (modules, .npy, JSON, raw bytes, stdin; FNABI_MAX_FILE_BYTES).
     #[arg(long, global = true, value_name = "BYTES", value_parser = byte_size)]
     max_file_bytes: Option<u64>,
+    /// Longest an MLIR compile may take, in seconds (`0` for none); its
+    /// tools are killed then. Default: FNABI_COMPILE_TIMEOUT, else 600.
+    #[arg(long, global = true, value_name = "SECONDS", value_parser = seconds)]
+    compile_timeout: Option<CompileTimeout>,
+}
+
+/// The value of `--compile-timeout`: a duration, or none.
+#[derive(Clone, Copy)]
+struct CompileTimeout(Option<std::time::Duration>);
+
+/// A timeout in seconds for `--compile-timeout` (`0`: none).
+fn seconds(text: &str) -> Result<CompileTimeout, String> {
+    fnabi::mlir::tool::parse_timeout(text)
+        .map(CompileTimeout)
+        .ok_or_else(|| "not a number of seconds (0 for none)".to_string())
 }
 
 /// A positive byte size for the `--max-*-bytes` flags.
@@ -175,6 +190,14 @@ fn main() -> ExitCode {
         if bytes.is_some() {
             set_max_bytes(kind, bytes);
         }
+    }
+    // A malformed FNABI_COMPILE_TIMEOUT is an error even when nothing compiles.
+    if let Err(e) = fnabi::mlir::tool::compile_timeout_from_env() {
+        eprintln!("fnabi: error: {e}");
+        return ExitCode::FAILURE;
+    }
+    if let Some(CompileTimeout(t)) = cli.compile_timeout {
+        fnabi::mlir::tool::set_compile_timeout(Some(t));
     }
     let result = match cli.command {
         Command::Demangle(args) => demangle::demangle(args),

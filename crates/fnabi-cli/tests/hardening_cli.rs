@@ -224,3 +224,43 @@ impl OutputAsync for Command {
         self.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap()
     }
 }
+
+/// A compile past its timeout is killed and reported in one line, leaves
+/// nothing in the cache, and the same module compiles once the timeout
+/// allows it; a timeout that is no number is refused.
+#[test]
+fn compiles_past_their_timeout_are_killed() {
+    let cache = std::env::temp_dir().join(format!("fnabi-hardening-timeout-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache);
+    let c = cache.to_str().unwrap();
+    let m = repo("crates/fnabi/tests/mlir/memref_abi.mlir");
+    let m = m.to_str().unwrap();
+    let run = ["run", m, "-f", "sum_f32", "-i", "4xf32=1 2 3 4.5"];
+    // 1 ms: the real mlir-opt cannot even start in that time.
+    let t = std::time::Instant::now();
+    let mut args = os(&run);
+    args.extend(os(&["--compile-timeout", "0.001"]));
+    one_line_error(
+        fnabi_env(&args, &[("FNABI_CACHE_DIR", c)]),
+        "did not finish within the compile timeout of 0.001 s (raise it with FNABI_COMPILE_TIMEOUT=SECONDS or --compile-timeout; 0 for none)",
+    );
+    assert!(t.elapsed() < std::time::Duration::from_secs(20), "{:?}", t.elapsed());
+    one_line_error(fnabi_env(&os(&run), &[("FNABI_CACHE_DIR", c), ("FNABI_COMPILE_TIMEOUT", "0.001")]), "mlir-opt");
+    // Nothing half-built is left (no library, no temporary folder).
+    let left: Vec<_> =
+        std::fs::read_dir(cache.join("mlir")).map(|d| d.map(|e| e.unwrap().file_name()).collect()).unwrap_or_default();
+    assert!(left.iter().all(|n| n.to_string_lossy().ends_with(".lock")), "{left:?}");
+    // The flag wins over the environment; 0 is no timeout.
+    let mut args = os(&run);
+    args.extend(os(&["--compile-timeout", "0"]));
+    let (code, out, err) = fnabi_env(&args, &[("FNABI_CACHE_DIR", c), ("FNABI_COMPILE_TIMEOUT", "0.001")]);
+    assert_eq!((code, out.as_str()), (0, "10.5\n"), "{err}");
+    one_line_error(
+        fnabi_env(&os(&run), &[("FNABI_CACHE_DIR", c), ("FNABI_COMPILE_TIMEOUT", "soon")]),
+        "FNABI_COMPILE_TIMEOUT=\"soon\" is not a number of seconds (0 for none)",
+    );
+    let mut args = os(&run);
+    args.extend(os(&["--compile-timeout", "soon"]));
+    one_line_error(fnabi_env(&args, &[]), "not a number of seconds (0 for none)");
+    let _ = std::fs::remove_dir_all(&cache);
+}

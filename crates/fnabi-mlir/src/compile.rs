@@ -32,10 +32,10 @@
 use crate::MlirError;
 use crate::llvm_level::InputLevel;
 use crate::progress::Progress;
+use crate::tool::run_capture;
 use fnabi_core::error::Error;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 /// The MLIR/LLVM versions fnabi uses, preferred first.
@@ -120,6 +120,12 @@ pub struct CompileOptions {
     /// Embed the functions' ABI in the library (`fnabi compile`, see
     /// [`crate::abi_embed`]); set by the loader, which knows the headers.
     pub embed_abi: bool,
+    /// The longest the whole compile may take (every tool together); a
+    /// tool still running then is killed and the compile fails with
+    /// [`MlirError::Timeout`]. `None`: `FNABI_COMPILE_TIMEOUT` (seconds,
+    /// `0` for none), else [`crate::tool::DEFAULT_COMPILE_TIMEOUT`];
+    /// `Some(Duration::MAX)`: none.
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// The tail of [`PIPELINE`] that runs after a custom pipeline: from
@@ -146,6 +152,12 @@ impl CompileOptions {
     /// Options that embed (or not) the functions' ABI in the library.
     pub fn with_embedded_abi(mut self, on: bool) -> Self {
         self.embed_abi = on;
+        self
+    }
+
+    /// Options with a compile timeout (see [`CompileOptions::timeout`]).
+    pub fn with_timeout(mut self, timeout: Option<std::time::Duration>) -> Self {
+        self.timeout = timeout;
         self
     }
 
@@ -203,23 +215,6 @@ fn which(name: &str, dirs: &[PathBuf]) -> Option<PathBuf> {
 
 fn path_dirs() -> Vec<PathBuf> {
     std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default()
-}
-
-fn run_capture(tool: &Path, args: &[&OsStr], dir: Option<&Path>) -> Result<String, MlirError> {
-    let mut cmd = Command::new(tool);
-    cmd.args(args);
-    if let Some(d) = dir {
-        cmd.current_dir(d);
-    }
-    let out = cmd.output().map_err(|e| MlirError::io(format!("running {}", tool.display()), e))?;
-    if !out.status.success() {
-        return Err(MlirError::ToolFailed {
-            tool: tool.file_name().unwrap_or(tool.as_os_str()).to_string_lossy().into_owned(),
-            status: out.status.to_string(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        });
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
 impl Toolchain {
@@ -283,7 +278,7 @@ impl Toolchain {
             let answer = match probe_cache(&config) {
                 Some((_, Some(known))) => known,
                 cached => {
-                    let answer = run_capture(&config, &probe, None)?;
+                    let answer = run_capture(&config, &probe, None, None)?;
                     if let Some((file, _)) = cached {
                         let tmp = file.with_extension(format!("tmp{}", std::process::id()));
                         if std::fs::write(&tmp, &answer).is_ok() {
@@ -523,7 +518,9 @@ impl Compiler {
         std::fs::create_dir_all(&dir).map_err(|e| MlirError::io(format!("creating {}", dir.display()), e))?;
         let tmp = TempDir::new(&dir, "dis")?;
         std::fs::write(tmp.0.join("input.bc"), bitcode).map_err(|e| MlirError::io("writing input.bc", e))?;
-        run_capture(&self.tools.opt, &["-S", "input.bc", "-o", "input.ll"].map(OsStr::new), Some(&tmp.0))?;
+        let limit = crate::tool::compile_timeout_from_env()?;
+        let deadline = limit.and_then(|l| Some((std::time::Instant::now().checked_add(l)?, l)));
+        run_capture(&self.tools.opt, &["-S", "input.bc", "-o", "input.ll"].map(OsStr::new), Some(&tmp.0), deadline)?;
         Ok(std::fs::read_to_string(tmp.0.join("input.ll")).map_err(|e| MlirError::io("reading input.ll", e))?)
     }
 
@@ -565,6 +562,12 @@ impl Compiler {
         if entry.is_valid(&key_text) {
             return Ok(entry.library);
         }
+        let limit = match options.timeout {
+            Some(t) => Some(t),
+            None => crate::tool::compile_timeout_from_env()?,
+        }
+        .filter(|t| *t != std::time::Duration::MAX);
+        let deadline = limit.and_then(|l| Some((std::time::Instant::now().checked_add(l)?, l)));
         let tmp = TempDir::new(&dir, &key)?;
         let t = &self.tools;
         let p = |name: &str| tmp.0.join(name);
@@ -588,7 +591,7 @@ impl Compiler {
                         "mlir-opt"
                     });
                     let args: Vec<&OsStr> = stage.iter().map(OsStr::new).collect();
-                    run_capture(&t.mlir_opt, &args, Some(&tmp.0)).map_err(|e| pipeline_error(e, options))?;
+                    run_capture(&t.mlir_opt, &args, Some(&tmp.0), deadline).map_err(|e| pipeline_error(e, options))?;
                 }
             }
             InputLevel::LlvmDialect => {
@@ -613,27 +616,28 @@ impl Compiler {
                 &t.mlir_translate,
                 &["--mlir-to-llvmir", &translate_input, "-o", "module.ll"].map(OsStr::new),
                 Some(&tmp.0),
+                deadline,
             )
             .map_err(|e| pipeline_error(e, options))?;
             lowered = std::fs::read_to_string(p(&translate_input)).unwrap_or_default();
         }
         let triple = format!("-mtriple={}", t.triple);
         progress.stage("opt -O2");
-        run_capture(&t.opt, &["-O2", &triple, ir_input, "-o", "module.bc"].map(OsStr::new), Some(&tmp.0)).map_err(
-            |e| match (e, &options.source_path) {
+        run_capture(&t.opt, &["-O2", &triple, ir_input, "-o", "module.bc"].map(OsStr::new), Some(&tmp.0), deadline)
+            .map_err(|e| match (e, &options.source_path) {
                 // An LLVM IR input's errors name the user's file.
                 (MlirError::ToolFailed { tool, status, stderr }, Some(path)) if ir_input != "module.ll" => {
                     let stderr = stderr.replace(ir_input, &path.display().to_string());
                     MlirError::ToolFailed { tool, status, stderr }
                 }
                 (e, _) => e,
-            },
-        )?;
+            })?;
         progress.stage("llc");
         run_capture(
             &t.llc,
             &["-O2", &triple, "--relocation-model=pic", "-filetype=obj", "module.bc", "-o", "module.o"].map(OsStr::new),
             Some(&tmp.0),
+            deadline,
         )?;
         let mut link_args: Vec<std::ffi::OsString> = ["-shared", "-o", "lib.so", "module.o"].map(Into::into).to_vec();
         let mut glue = link.c_glue.clone().unwrap_or_default();
@@ -646,7 +650,12 @@ impl Compiler {
         }
         if !glue.is_empty() {
             std::fs::write(p("glue.c"), &glue).map_err(|e| MlirError::io("writing glue.c", e))?;
-            run_capture(&t.cc, &["-O2", "-fPIC", "-c", "glue.c", "-o", "glue.o"].map(OsStr::new), Some(&tmp.0))?;
+            run_capture(
+                &t.cc,
+                &["-O2", "-fPIC", "-c", "glue.c", "-o", "glue.o"].map(OsStr::new),
+                Some(&tmp.0),
+                deadline,
+            )?;
             link_args.push("glue.o".into());
         }
         let mut libraries = link.libraries.clone();
@@ -670,7 +679,7 @@ impl Compiler {
         link_args.extend(["-Wl,--as-needed", "-lm", "-Wl,--no-as-needed"].map(Into::into));
         let link_refs: Vec<&OsStr> = link_args.iter().map(|a| a.as_os_str()).collect();
         progress.stage("cc -shared");
-        run_capture(&t.cc, &link_refs, Some(&tmp.0))?;
+        run_capture(&t.cc, &link_refs, Some(&tmp.0), deadline)?;
         drop(progress);
         entry
             .publish(&p("lib.so"), &key_text)

@@ -42,6 +42,7 @@ pub mod module;
 mod program;
 mod progress;
 pub mod runtime_utils;
+pub mod tool;
 mod trampoline;
 
 pub use fnabi_abi::mlir::{signature, types};
@@ -90,6 +91,17 @@ pub enum MlirError {
         status: String,
         /// Everything it wrote to stderr.
         stderr: String,
+    },
+    /// A compile tool ran past the compile timeout and was killed.
+    #[error(
+        "{tool} did not finish within the compile timeout of {} s (raise it with FNABI_COMPILE_TIMEOUT=SECONDS or --compile-timeout; 0 for none)",
+        limit.as_secs_f64()
+    )]
+    Timeout {
+        /// The command (`mlir-opt-22`, …).
+        tool: String,
+        /// The timeout.
+        limit: std::time::Duration,
     },
     /// A file-system operation failed.
     #[error("{context}: {source}")]
