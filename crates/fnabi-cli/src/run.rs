@@ -38,9 +38,10 @@ pub struct RunArgs {
     #[arg(long, short = 'f')]
     function: Option<String>,
     /// A positional argument: IREE text form (`2x3xf32=1 2 3 4 5 6`,
-    /// `2x2xi32=[1 2][3 4]`, `42`, `1.5`, `i8=-3`), `@FILE.npy`, or raw
-    /// bytes `4xf32=@FILE` (`4xf32=+FILE`: the bytes after the previous
-    /// input's from FILE). Repeat for each argument.
+    /// `2x2xi32=[1 2][3 4]`, `42`, `1.5`, `i8=-3`), `@FILE.npy` (its
+    /// first array; `+FILE.npy` its next, `*FILE.npy` all the following
+    /// ones), raw bytes `4xf32=@FILE` (`4xf32=+FILE`: the bytes after the
+    /// previous input's from FILE), or `(null)`. Repeat for each argument.
     #[arg(long, short = 'i', conflicts_with = "inputs", allow_hyphen_values = true)]
     input: Vec<String>,
     /// All arguments as one JSON file (`-` for stdin): a list is the
@@ -299,23 +300,70 @@ fn load_vmfb(_args: &RunArgs, source: &ModuleSource) -> Result<Function, CliErro
     Err(CliError(format!("{} is an IREE module, but this fnabi was built without the `iree` feature", source.label())))
 }
 
-/// Reads one `--input`: `@FILE.npy`, raw bytes `SHAPExTYPE=@FILE` (or
-/// `=+FILE`, continuing where the previous input from FILE ended), or
-/// IREE's text form. `offsets` tracks how far each raw file was read.
-fn parse_input(i: usize, text: &str, offsets: &mut HashMap<PathBuf, usize>) -> Result<Value<'static>, CliError> {
-    if let Some(path) = text.strip_prefix('@') {
-        let a = fnabi::npy::read_file(path).map_err(|e| CliError(format!("--input {i} ({path}): {e}")))?;
-        return Ok(Value::from(a));
+/// Where each file named by `--input`s was read up to: raw files by byte
+/// offset, `.npy` files (held in memory) by the offset of their next array.
+#[derive(Default)]
+struct InputFiles {
+    raw: HashMap<PathBuf, usize>,
+    npy: HashMap<PathBuf, (fnabi::memory::ByteBuffer, usize)>,
+}
+
+/// Reads one `--input` into `values`, as `iree-run-module` reads it:
+/// `@FILE.npy` (the file's first array), `+FILE.npy` (its next array),
+/// `*FILE.npy` (all its following arrays, one input each), raw bytes
+/// `SHAPExTYPE=@FILE` (or `=+FILE`, continuing where the previous input
+/// from FILE ended), `(null)`, or IREE's text form.
+fn parse_input(i: usize, text: &str, files: &mut InputFiles, values: &mut Vec<Value<'static>>) -> Result<(), CliError> {
+    if let Some(rest) = text.strip_prefix(['@', '+', '*']) {
+        let path = Path::new(rest);
+        let bad = |e: fnabi::Error| CliError(format!("--input {i} ({text}): {e}"));
+        let (file, at) = match (text.as_bytes()[0], files.npy.get(path)) {
+            (b'+' | b'*', Some((file, at))) => (file.clone(), *at),
+            _ => (fnabi::memory::ByteBuffer::read_file(path).map_err(bad)?, 0),
+        };
+        let all = text.starts_with('*');
+        let mut at = at;
+        loop {
+            if all && at == file.len() {
+                break;
+            }
+            let (a, next) = fnabi::npy::read_at(&file, at).map_err(|e| {
+                if at == file.len() {
+                    CliError(format!("--input {i} ({text}): no array is left in the file (it has {at} bytes)"))
+                } else {
+                    bad(e)
+                }
+            })?;
+            values.push(Value::from(a));
+            at = next;
+            if !all {
+                break;
+            }
+        }
+        files.npy.insert(path.to_path_buf(), (file, at));
+        return Ok(());
+    }
+    if text.trim() == "(null)" {
+        values.push(Value::None);
+        return Ok(());
+    }
+    if text.starts_with('&') {
+        return Err(CliError(format!(
+            "--input {i} ({text}): output storage buffers (iree-run-module's `&` inputs) are not supported: \
+             fnabi allocates every result itself"
+        )));
     }
     if let Some((header, body)) = text.split_once('=') {
         let body = body.trim();
         if let Some((cont, path)) =
             body.strip_prefix('@').map(|p| (false, p)).or(body.strip_prefix('+').map(|p| (true, p)))
         {
-            return raw_input(i, header, Path::new(path), cont, offsets);
+            values.push(raw_input(i, header, Path::new(path), cont, &mut files.raw)?);
+            return Ok(());
         }
     }
-    fnabi::text::parse_value(text).map_err(|e| CliError(format!("--input {i} {text:?} {e}")))
+    values.push(fnabi::text::parse_value(text).map_err(|e| CliError(format!("--input {i} {text:?} {e}")))?);
+    Ok(())
 }
 
 /// A dense C-order array of the type `header` (`2x3xf32`) from the bytes
@@ -568,13 +616,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     let (pos, kw) = match &args.inputs {
         Some(path) => read_arguments(path)?,
         None => {
-            let mut offsets = HashMap::new();
-            let values = args
-                .input
-                .iter()
-                .enumerate()
-                .map(|(i, t)| parse_input(i, t, &mut offsets))
-                .collect::<Result<Vec<_>, _>>()?;
+            let mut files = InputFiles::default();
+            let mut values = Vec::with_capacity(args.input.len());
+            for (i, t) in args.input.iter().enumerate() {
+                parse_input(i, t, &mut files, &mut values)?;
+            }
             (values, Dict::new())
         }
     };

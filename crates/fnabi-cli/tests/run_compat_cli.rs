@@ -69,6 +69,47 @@ fn raw_binary_inputs() {
     assert!(err.ends_with("needs 20 bytes from byte 32, but the file has 32 bytes\n"), "{err}");
 }
 
+/// `.npy` files of several arrays, written by numpy one after another, read
+/// as `iree-run-module` reads them: `@` the first array, `+` the next, `*`
+/// all the following ones; `&` storage buffers are refused.
+#[test]
+fn npy_streams_and_storage_buffers() {
+    let dir = tmpdir("npystream");
+    let f = dir.join("ab.npy");
+    common::python(&format!(
+        "import numpy as np; f = open({:?}, 'wb'); np.save(f, np.float32([1, 2, 3, 4])); \
+         np.save(f, np.float32([10, 20, 30, 40])); np.save(f, np.float64([0.5]))",
+        f.display().to_string()
+    ));
+    let s = repo("crates/fnabi/tests/mlir/structured.mlir");
+    let (at, next, all) =
+        (format!("--input=@{}", f.display()), format!("--input=+{}", f.display()), format!("--input=*{}", f.display()));
+    let (ok, out, err) = fnabi(&["run", &s, "--function=add_into", &at, &next]);
+    assert_eq!((ok, out.as_str()), (true, "4xf32=11 22 33 44\n"), "{err}");
+    // `*` after `@`: the two arrays that follow (one too many for add_into).
+    let (ok, _, err) = fnabi(&["run", &s, "--function=add_into", &at, &all]);
+    assert!(!ok && err.contains("takes 2 positional arguments but 3 were given"), "{err}");
+    // `+` past the last array.
+    let (ok, _, err) = fnabi(&["run", &s, "--function=add_into", &at, &next, &next, &next]);
+    assert!(!ok, "{err}");
+    assert!(
+        err.starts_with("fnabi: error: --input 3 (+")
+            && err.ends_with("): no array is left in the file (it has 424 bytes)\n"),
+        "{err}"
+    );
+    // A cut file: the npy error at its absolute byte offset.
+    let cut = dir.join("cut.npy");
+    std::fs::write(&cut, &std::fs::read(&f).unwrap()[..200]).unwrap();
+    let (ok, _, err) = fnabi(&["run", &s, "--function=add_into", &format!("--input=*{}", cut.display())]);
+    assert!(!ok && err.contains("at byte 152: npy: header declares 118 bytes but only 46 remain"), "{err}");
+    let (ok, _, err) = fnabi(&["run", &s, "--function=add_into", "--input=&4xf32", "--input=&4xf32"]);
+    assert!(!ok, "{err}");
+    assert_eq!(
+        err,
+        "fnabi: error: --input 0 (&4xf32): output storage buffers (iree-run-module's `&` inputs) are not supported: fnabi allocates every result itself\n"
+    );
+}
+
 #[test]
 fn outputs_to_files_are_read_by_numpy() {
     let dir = tmpdir("out");

@@ -104,6 +104,12 @@ fn err(offset: usize, msg: impl Into<String>) -> ParseError {
 /// assert_eq!(e.to_string(), "at byte 80: npy: the data is 1 byte(s) but the header announces 2");
 /// ```
 pub fn read_header(bytes: &[u8]) -> Result<NpyHeader, ParseError> {
+    read_header_at_least(bytes, true)
+}
+
+/// The header of `.npy` bytes followed by at least (`exact`: exactly) the
+/// data it announces.
+fn read_header_at_least(bytes: &[u8], exact: bool) -> Result<NpyHeader, ParseError> {
     if bytes.len() < 8 || &bytes[..6] != MAGIC {
         return Err(err(0, "not a .npy file (no \\x93NUMPY magic)"));
     }
@@ -144,7 +150,7 @@ pub fn read_header(bytes: &[u8]) -> Result<NpyHeader, ParseError> {
     let count = element_count(&shape).map_err(|_| err(start, "shape is too large"))?;
     let data_len = count.checked_mul(dtype.size()).ok_or_else(|| err(start, "shape is too large"))?;
     let have = bytes.len() - end;
-    if have != data_len {
+    if have < data_len || (exact && have != data_len) {
         return Err(err(end, format!("the data is {have} byte(s) but the header announces {data_len}")));
     }
     Ok(NpyHeader { version, dtype, big_endian, fortran_order, shape, data_offset: end })
@@ -388,6 +394,39 @@ pub fn read_buffer(file: &ByteBuffer) -> Result<Array<'static>, Error> {
     }
     let a = copy_out(&h, data)?;
     Ok(a)
+}
+
+/// Reads the array that starts at byte `offset` of a file of `.npy` arrays
+/// written one after another (as `numpy.save` to one open file writes
+/// them, and IREE's `+FILE.npy` inputs read them); returns it and the
+/// offset just past its data, where the next array starts. Shares the
+/// file's memory as [`read_buffer`] does.
+///
+/// ```
+/// use fnabi_core::{Array, memory::ByteBuffer, npy};
+/// let (a, b) = (Array::from_vec(&[2], vec![1i32, 2]).unwrap(), Array::from_vec(&[1], vec![3.5f64]).unwrap());
+/// let mut bytes = npy::to_bytes(&a).unwrap();
+/// bytes.extend(npy::to_bytes(&b).unwrap());
+/// let file = ByteBuffer::copy_from_slice(&bytes).unwrap();
+/// let (first, next) = npy::read_at(&file, 0).unwrap();
+/// let (second, end) = npy::read_at(&file, next).unwrap();
+/// assert_eq!((first, second, end), (a, b, bytes.len()));
+/// let e = npy::read_at(&file, end).unwrap_err();
+/// assert_eq!(e.to_string(), format!("at byte {end}: npy: not a .npy file (no \\x93NUMPY magic)"));
+/// ```
+pub fn read_at(file: &ByteBuffer, offset: usize) -> Result<(Array<'static>, usize), Error> {
+    let bytes = file.as_bytes().get(offset..).unwrap_or_default();
+    let h = read_header_at_least(bytes, false).map_err(|e| ParseError::new(e.offset() + offset, e.kind().clone()))?;
+    let start = offset + h.data_offset;
+    let end = start + h.data_len();
+    let data = &file.as_bytes()[start..end];
+    let aligned = (data.as_ptr() as usize).is_multiple_of(h.dtype.size());
+    let a = if native(&h) && aligned && h.dtype != DType::Bool {
+        file.array(h.dtype, &h.shape, Some(&strides_for(&h)), start)?
+    } else {
+        copy_out(&h, data)?
+    };
+    Ok((a, end))
 }
 
 /// Reads a `.npy` file into memory.
