@@ -397,7 +397,7 @@ impl Compiler {
             extra.push_str(&format!("user pipeline {}\n{p}\n", p.len()));
         }
         format!(
-            "fnabi-mlir-cache v3\nversion {}\ntriple {}\ninput {}\npipeline {} {}\n{extra}\n{source}",
+            "fnabi-mlir-cache v4\nversion {}\ntriple {}\ninput {}\npipeline {} {}\n{extra}\n{source}",
             self.tools.full_version,
             self.tools.triple,
             options.input_name(),
@@ -643,9 +643,11 @@ impl Compiler {
         let mut glue = link.c_glue.clone().unwrap_or_default();
         if declares(&lowered, "abort") && declares(&lowered, "puts") {
             // A failed `cf.assert` (runtime verification) prints with `puts`
-            // and aborts: the message goes to stderr, after what the module
-            // printed so far, so that it is neither lost in stdout's buffer
-            // nor mixed into the results.
+            // and aborts. Inside a call through `fnabi_guarded_call` the
+            // report is kept and the abort jumps back to that call, which
+            // fnabi turns into `MlirError::RuntimeCheck` (see
+            // `call::guard`); elsewhere the report goes to stderr, after
+            // what the module printed so far, and the process aborts.
             glue.push_str(ASSERT_GLUE);
         }
         if !glue.is_empty() {
@@ -690,9 +692,59 @@ impl Compiler {
 
 /// Replaces `cf.assert`'s `puts` inside a module (hidden, so nothing
 /// outside the module sees it): stdout is flushed, the message goes to stderr.
-const ASSERT_GLUE: &str = "\n#include <stdio.h>\n\
-__attribute__((visibility(\"hidden\"))) int puts(const char *s) {\n  \
-fflush(stdout);\n  fputs(s, stderr);\n  fputc('\\n', stderr);\n  fflush(stderr);\n  return 0;\n}\n";
+const ASSERT_GLUE: &str = r#"
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+/* The innermost fnabi_guarded_call of this thread, and what the module
+   printed while it was active (the failed check's report). */
+static __thread jmp_buf *fnabi_jump;
+static __thread char fnabi_report[4096];
+static __thread size_t fnabi_report_len;
+__attribute__((visibility("hidden"))) int puts(const char *s) {
+  if (fnabi_jump) {
+    size_t n = strlen(s), room = sizeof fnabi_report - 2 - fnabi_report_len;
+    if (n > room) n = room;
+    memcpy(fnabi_report + fnabi_report_len, s, n);
+    fnabi_report_len += n;
+    fnabi_report[fnabi_report_len++] = '\n';
+    fnabi_report[fnabi_report_len] = 0;
+    return 0;
+  }
+  fflush(stdout);
+  fputs(s, stderr);
+  fputc('\n', stderr);
+  fflush(stderr);
+  return 0;
+}
+/* A failed check: back to the guarded call that made it, else the
+   process ends as abort(3) ends it. */
+__attribute__((visibility("hidden"), noreturn)) void abort(void) {
+  if (fnabi_jump) longjmp(*fnabi_jump, 1);
+  fflush(stdout);
+  signal(SIGABRT, SIG_DFL);
+  raise(SIGABRT);
+  _Exit(134);
+}
+int fnabi_guarded_call(uint64_t (*thunk)(void *), void *ctx, uint64_t *bits) {
+  jmp_buf here;
+  jmp_buf *outer = fnabi_jump;
+  fnabi_jump = &here;
+  fnabi_report_len = 0;
+  fnabi_report[0] = 0;
+  if (setjmp(here)) {
+    fnabi_jump = outer;
+    return 1;
+  }
+  *bits = thunk(ctx);
+  fnabi_jump = outer;
+  return 0;
+}
+const char *fnabi_failure_report(void) { return fnabi_report; }
+"#;
 
 /// True when the LLVM-dialect text declares or defines `@name`.
 fn declares(lowered: &str, name: &str) -> bool {

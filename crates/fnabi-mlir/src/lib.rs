@@ -92,6 +92,17 @@ pub enum MlirError {
         /// Everything it wrote to stderr.
         stderr: String,
     },
+    /// One of the module's runtime checks (`CompileOptions::runtime_verification`)
+    /// failed during a call: the call stopped before the failing op ran.
+    /// What it had allocated until then is not freed.
+    #[error("@{function}: {}", runtime_check_summary(report))]
+    RuntimeCheck {
+        /// The function called.
+        function: String,
+        /// The module's report (MLIR's `ERROR: Runtime op verification
+        /// failed`, the op, `^ reason`, `Location: loc(...)`).
+        report: String,
+    },
     /// A compile tool ran past the compile timeout and was killed.
     #[error(
         "{tool} did not finish within the compile timeout of {} s (raise it with FNABI_COMPILE_TIMEOUT=SECONDS or --compile-timeout; 0 for none)",
@@ -148,6 +159,20 @@ impl From<MlirError> for fnabi_core::Error {
     fn from(e: MlirError) -> Self {
         fnabi_core::Error::backend(e)
     }
+}
+
+/// One line for a runtime check's report, then the report:
+/// `runtime op verification failed at verify.mlir:5:8: out-of-bounds access`.
+fn runtime_check_summary(report: &str) -> String {
+    let reason = report.lines().find_map(|l| l.strip_prefix("^ ")).unwrap_or("a runtime check failed");
+    let at = report
+        .lines()
+        .find_map(|l| l.strip_prefix("Location: loc(")?.strip_suffix(')'))
+        .map(|l| format!(" at {}", l.replacen('"', "", 2)))
+        .unwrap_or_default();
+    let head = report.lines().next().unwrap_or_default().trim_start_matches("ERROR: ");
+    let head = if head.is_empty() { "runtime check failed".to_owned() } else { head.to_lowercase() };
+    format!("{head}{at}: {reason}\n{}", report.trim_end())
 }
 
 impl MlirError {

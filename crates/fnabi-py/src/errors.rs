@@ -106,7 +106,10 @@ pub fn to_py(py: Python<'_>, e: fnabi::Error) -> PyErr {
             MlirError::Syntax { offset, .. } => {
                 raise(py, Kind::Compile, Raised { message, offset: Some(*offset), ..Raised::default() })
             }
-            MlirError::ToolsMissing(_) | MlirError::ToolFailed { .. } => plain(Kind::Compile),
+            MlirError::ToolsMissing(_) | MlirError::ToolFailed { .. } | MlirError::Timeout { .. } => {
+                plain(Kind::Compile)
+            }
+            MlirError::RuntimeCheck { .. } => plain(Kind::Execution),
             MlirError::NotFound(_) => plain(Kind::NotFound),
             MlirError::HostFunction { .. } => plain(Kind::Execution),
             MlirError::Io { .. } | MlirError::Load(_) => plain(Kind::Load),

@@ -85,30 +85,77 @@ fn verified_code_runs_in_bounds() {
     }
 }
 
-/// In a child process (this test binary, re-run on one test): an
-/// out-of-bounds access with verification on.
+/// An out-of-bounds access with verification on is a typed error naming
+/// the user's line, in this process (the check jumps back to the call), and
+/// the module keeps working afterwards.
 #[test]
 fn out_of_bounds_is_reported_with_the_users_line() {
-    if let Ok(which) = std::env::var("FNABI_VERIFY_CHILD") {
+    let m = verify_module(true);
+    let a = || fnabi::Array::from_vec(&[2, 3], vec![1i32, 2, 3, 4, 5, 6]).unwrap();
+    for _round in 0..2 {
+        for (which, line) in [("element", "verify.mlir:5:8"), ("load", "verify.mlir:10:8")] {
+            let e = match which {
+                "element" => m.function("element").unwrap().call([tensor4(), Value::from(4i64)]),
+                _ => m.function("load").unwrap().call([Value::from(a()), Value::from(0i64), Value::from(3i64)]),
+            }
+            .unwrap_err();
+            match e.backend_error::<fnabi::mlir::MlirError>() {
+                Some(fnabi::mlir::MlirError::RuntimeCheck { function, report }) => {
+                    assert_eq!(function, which);
+                    assert!(report.starts_with("ERROR: Runtime op verification failed\n"), "{report}");
+                    assert!(report.contains("^ out-of-bounds access"), "{report}");
+                }
+                _ => panic!("{which}: not a runtime check failure: {e:?}"),
+            }
+            let first = e.to_string().lines().next().unwrap().to_owned();
+            assert_eq!(first, format!("@{which}: runtime op verification failed at {line}: out-of-bounds access"));
+        }
+        // In bounds, the same functions answer.
+        let v = m.function("element").unwrap().call([tensor4(), Value::from(3i64)]).unwrap();
+        assert!(matches!(v, Value::Float(x) if x == 4.0), "{v:?}");
+    }
+    // With checks, calls take the general path, which a bound call cannot.
+    let f = m.library().function("load").unwrap();
+    let a = a();
+    let args = [fnabi::mlir::Arg::Array(&a), fnabi::mlir::Arg::Int(1), fnabi::mlir::Arg::Int(2)];
+    let mut prepared = f.prepare();
+    let e = prepared.bind(&args).err().unwrap();
+    assert!(e.to_string().contains("runtime checks"), "{e}");
+    // Without verification the module has no guard: bound calls work.
+    let plain = verify_module(false);
+    let f = plain.library().function("load").unwrap();
+    let mut prepared = f.prepare();
+    assert_eq!(prepared.bind(&args).unwrap().invoke().scalar(0), Some(fnabi::mlir::Scalar::I32(6)));
+}
+
+/// A failed check in a child process that does not go through fnabi's call
+/// (the C glue's abort path) still prints the report and aborts: the same
+/// module, its function called straight through its C symbol.
+#[test]
+fn a_check_outside_a_guarded_call_aborts_with_the_report() {
+    if std::env::var_os("FNABI_VERIFY_CHILD").is_some() {
         let m = verify_module(true);
-        if which == "element" {
-            let _ = m.function("element").unwrap().call([tensor4(), Value::from(4i64)]);
-        } else {
-            let a = fnabi::Array::from_vec(&[2, 3], vec![1i32, 2, 3, 4, 5, 6]).unwrap();
-            let _ = m.function("load").unwrap().call([Value::from(a), Value::from(0i64), Value::from(3i64)]);
+        let fp = m.library().function("load").unwrap().symbol_address();
+        // SAFETY: the test calls `_mlir_ciface_load` with a descriptor of a
+        // live 2x3 i32 array and an out-of-range column: the runtime check
+        // fires before any access (and aborts this child).
+        unsafe {
+            let f =
+                std::mem::transmute::<*const std::ffi::c_void, unsafe extern "C" fn(*const i64, i64, i64) -> i32>(fp);
+            let data = [1i32, 2, 3, 4, 5, 6];
+            let desc = [data.as_ptr() as i64, data.as_ptr() as i64, 0, 2, 3, 3, 1];
+            f(desc.as_ptr(), 0, 3);
         }
         unreachable!("the verified access did not abort");
     }
-    for (which, line) in [("element", "\"verify.mlir\":5:8"), ("load", "\"verify.mlir\":10:8")] {
-        let out = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "out_of_bounds_is_reported_with_the_users_line", "--nocapture", "--test-threads=1"])
-            .env("FNABI_VERIFY_CHILD", which)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{which}: {stderr}");
-        assert!(stderr.contains("ERROR: Runtime op verification failed"), "{which}: {stderr}");
-        assert!(stderr.contains("out-of-bounds"), "{which}: {stderr}");
-        assert!(stderr.contains(line), "{which}: {stderr}");
-    }
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "a_check_outside_a_guarded_call_aborts_with_the_report", "--nocapture", "--test-threads=1"])
+        .env("FNABI_VERIFY_CHILD", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(out.status.signal(), Some(libc::SIGABRT), "{stderr}");
+    assert!(stderr.contains("ERROR: Runtime op verification failed"), "{stderr}");
+    assert!(stderr.contains("\"verify.mlir\":10:8"), "{stderr}");
 }

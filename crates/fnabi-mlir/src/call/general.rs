@@ -139,8 +139,14 @@ pub(super) fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>])
     };
 
     let scope = f.lib.host.as_deref().map(crate::host::CallScope::enter);
-    let bits = invoke(f.fp, &s.frame, ret_reg);
-    if let Some(e) = scope.and_then(crate::host::CallScope::finish) {
+    let bits = match &f.lib.guard {
+        Some(g) => g.invoke(f.fp, &s.frame, ret_reg),
+        None => Ok(invoke(f.fp, &s.frame, ret_reg)),
+    };
+    let host_failure = scope.and_then(crate::host::CallScope::finish);
+    // A failed runtime check: the call stopped midway, nothing to take.
+    let bits = bits.map_err(|report| MlirError::RuntimeCheck { function: f.name.clone(), report })?;
+    if let Some(e) = host_failure {
         // A host function failed: free what the call returned, report it.
         if matches!(plan.ret, Ret::Packed) {
             let _ = take_packed(f, &s.words, &mut s.outs, &passed(ty, args, &temps), total);

@@ -56,6 +56,7 @@ use std::sync::{Arc, OnceLock};
 mod fast;
 mod function;
 mod general;
+mod guard;
 mod prepared;
 mod results;
 #[allow(unused_imports)]
@@ -87,6 +88,17 @@ struct LibInner {
     host: Option<Arc<Binding>>,
     /// Its external functions and their providers (empty without fnabi's glue).
     externals: Externals,
+    /// The glue that turns a failed runtime check into an error (modules
+    /// compiled with runtime checks).
+    guard: Option<guard::Guard>,
+}
+
+impl LibInner {
+    /// Whether every call must take the general path: host functions
+    /// report failures there, and runtime checks are guarded there.
+    fn general_only(&self) -> bool {
+        self.host.is_some() || self.guard.is_some()
+    }
 }
 
 /// A loaded shared library of MLIR-compiled code.
@@ -115,6 +127,7 @@ impl MlirLibrary {
     ) -> MlirLibrary {
         MlirLibrary {
             inner: Arc::new(LibInner {
+                guard: guard::Guard::find(&lib),
                 lib,
                 path,
                 decls,

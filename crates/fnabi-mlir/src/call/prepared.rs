@@ -25,9 +25,9 @@ impl PreparedMlirCall {
     #[inline]
     pub fn call(&mut self, args: &mut [Arg<'_, '_>]) -> Result<Results<'_>, Error> {
         let f = &self.func.inner;
-        // Libraries with host bindings take the general path: it reports a
-        // host function's failure after the call.
-        if f.plan.fast && f.lib.host.is_none() && bind_simple(f, &mut self.scratch, args).is_some() {
+        // Libraries with host bindings or runtime checks take the general
+        // path: it reports a host function's or a check's failure.
+        if f.plan.fast && !f.lib.general_only() && bind_simple(f, &mut self.scratch, args).is_some() {
             let s = &mut self.scratch;
             if f.plan.simple {
                 let bits = invoke_simple(f, s);
@@ -70,7 +70,7 @@ impl PreparedMlirCall {
         let f = &*self.func.inner;
         let plan = &f.plan;
         let steps = &plan.program.steps;
-        if !plan.fast || f.lib.host.is_some() || leaves.len() != steps.len() {
+        if !plan.fast || f.lib.general_only() || leaves.len() != steps.len() {
             return Ok(None);
         }
         let s = &mut self.scratch;
@@ -137,9 +137,9 @@ impl PreparedMlirCall {
                 f.name
             )));
         }
-        if f.lib.host.is_some() {
+        if f.lib.general_only() {
             return Err(Error::invalid_argument(format!(
-                "@{} cannot be bound: its module calls external functions, whose failures only `call` reports",
+                "@{} cannot be bound: its module calls external functions or has runtime checks, whose failures only `call` reports",
                 f.name
             )));
         }
