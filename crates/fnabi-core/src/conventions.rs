@@ -21,10 +21,10 @@
 //! assert_eq!(vm_args.to_string(), "list<?>[list<?>[bv f32[1x4], bv f32[1x4]]]");
 //! assert_eq!(vm_args.items()[0].as_list().unwrap().items()[0].as_buffer_view().unwrap().array(), &x);
 //!
-//! // A wrong shape names the argument, the path inside it, and both types.
+//! // A wrong shape names the index path (argument 0, key "x"), the record and the dim.
 //! let bad = Array::from_vec(&[2, 4], vec![0.0f32; 8]).unwrap();
 //! let err = abi.pack_args(&[Value::dict([("x", Value::from(bad)), ("y", Value::from(y))])]).unwrap_err();
-//! assert_eq!(err.to_string(), r#"argument 0 ["x"]: expected f32[1x4], got f32[2x4]"#);
+//! assert_eq!(err.to_string(), r#"argument [0]["x"] (f32[1x4]): dim 0: expected 1, got 2"#);
 //! ```
 //!
 //! # The conventions
@@ -59,13 +59,14 @@ use fnabi_abi::limits::MAX_DEPTH;
 use crate::array::Array;
 use crate::bind::bind_arguments;
 pub use crate::error::CallError;
-use crate::error::Error;
+use crate::error::{CallErrorKind, CallSide, Error};
 use crate::value::{Dict, Key, Value};
 use crate::vm::{
     BufferView, CallingConvention, ListElementType, RefType, ShapeDisplay, ValueType, Variant, VmList, VmRef,
 };
 use fnabi_abi::reflection::{Declaration, FunctionReflection, InvocationModel, NdArrayType, Primitive, TypeRecord};
 use fnabi_abi::scalar::{DType, ScalarType};
+use fnabi_abi::structure::{IndexPath, PathKey};
 use std::fmt;
 
 /// The parameters of an `iree.abi` function, for the binder: `named`
@@ -321,8 +322,8 @@ impl FunctionAbi {
     /// `iree.abi` document says; IREE's runtime takes keywords only); a
     /// `null` parameter that gets nothing is None; keywords that name no
     /// parameter go into a last `sdict_kwargs` parameter when there is one.
-    /// Errors: [`CallError::TooManyPositional`], [`CallError::UnknownKeyword`],
-    /// [`CallError::DuplicateKeyword`], [`CallError::MissingArgument`].
+    /// Errors: [`CallErrorKind::TooManyPositional`], [`CallErrorKind::UnknownKeyword`],
+    /// [`CallErrorKind::DuplicateKeyword`], [`CallErrorKind::MissingArgument`].
     /// In dynamic mode the positional arguments are the arguments and any
     /// keyword is unknown.
     pub fn bind<'a, K: Into<Key>>(
@@ -332,7 +333,7 @@ impl FunctionAbi {
     ) -> Result<Vec<Value<'a>>, Error> {
         let Some(params) = &self.params else {
             if let Some((k, _)) = keywords.into_iter().next() {
-                return Err(CallError::UnknownKeyword(k.into()).into());
+                return Err(CallError::argument(CallErrorKind::UnknownKeyword(k.into())).into());
             }
             return Ok(positional);
         };
@@ -349,26 +350,26 @@ impl FunctionAbi {
         match &self.params {
             None => {
                 for (i, v) in args.iter().enumerate() {
-                    let root = Root::Arg(i, None);
+                    let root = Root::Arg(i);
                     out.push(dynamic_to_vm(v, &At::root(&root))?)?;
                 }
             }
             Some(ps) => {
                 if args.len() != ps.len() {
-                    return Err(CallError::Arity {
-                        what: "arguments",
-                        expected: ps.len().to_string(),
+                    return Err(CallError::argument(CallErrorKind::Arity {
+                        expected: ps.len(),
+                        at_least: false,
                         got: args.len(),
-                    }
+                    })
                     .into());
                 }
                 for (i, (v, p)) in args.iter().zip(ps).enumerate() {
-                    let root = Root::Arg(i, p.name.as_deref());
+                    let root = Root::Arg(i);
                     let at = At::root(&root);
                     let x = match &p.ty {
                         ParamType::Record(t) => to_vm(v, t, &at, cx)?,
                         ParamType::Opaque(name) => {
-                            return Err(at.mismatch(format!("a {name} (not made from host values)"), describe(v)));
+                            return Err(at.kind_err(format!("a {name} (not made from host values)"), describe(v)));
                         }
                     };
                     out.push(x)?;
@@ -376,7 +377,7 @@ impl FunctionAbi {
             }
         }
         if let Some(cc) = &self.cconv {
-            crate::vm::check_registers(("argument", "arguments"), cc.args(), out.items(), self.model.fence_args())?;
+            crate::vm::check_registers(CallSide::Argument, cc.args(), out.items(), self.model.fence_args())?;
         }
         Ok(out)
     }
@@ -409,7 +410,12 @@ impl FunctionAbi {
             }
         }
         if results.len() != rs.len() {
-            return Err(CallError::Arity { what: "results", expected: rs.len().to_string(), got: results.len() }.into());
+            return Err(CallError::result(CallErrorKind::Arity {
+                expected: rs.len(),
+                at_least: false,
+                got: results.len(),
+            })
+            .into());
         }
         let vals = results
             .into_iter()
@@ -420,7 +426,7 @@ impl FunctionAbi {
                 let at = At::root(&root);
                 match t {
                     ParamType::Record(t) => from_vm(x, t, &at, cx),
-                    ParamType::Opaque(name) => Err(at.mismatch("a value the host can hold", name)),
+                    ParamType::Opaque(name) => Err(at.kind_err("a value the host can hold", name)),
                 }
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -439,8 +445,8 @@ fn arity_pack(mut vals: Vec<Value<'_>>) -> Value<'_> {
 // ---- paths in messages -------------------------------------------------------
 
 #[derive(Clone, Copy)]
-enum Root<'p> {
-    Arg(usize, Option<&'p str>),
+enum Root {
+    Arg(usize),
     Result(usize),
     Results,
     Value,
@@ -448,7 +454,7 @@ enum Root<'p> {
 
 #[derive(Clone, Copy)]
 enum Seg<'p> {
-    Root(&'p Root<'p>),
+    Root(&'p Root),
     Index(usize),
     Name(&'p str),
 }
@@ -463,7 +469,7 @@ struct At<'p> {
 }
 
 impl<'p> At<'p> {
-    fn root(r: &'p Root<'p>) -> At<'p> {
+    fn root(r: &'p Root) -> At<'p> {
         At { parent: None, seg: Seg::Root(r), depth: 0 }
     }
 
@@ -477,56 +483,92 @@ impl<'p> At<'p> {
 
     fn child<'q>(&'q self, seg: Seg<'q>) -> Result<At<'q>, Error> {
         if self.depth + 1 >= MAX_DEPTH {
-            return Err(Error::invalid_argument(format!(
-                "{}: values nest deeper than {MAX_DEPTH} levels",
-                self.context()
-            )));
+            return Err(self.err(CallErrorKind::Invalid(format!("values nest deeper than {MAX_DEPTH} levels"))));
         }
         Ok(At { parent: Some(self), seg, depth: self.depth + 1 })
     }
 
-    /// `argument 0 ["x"][1]`, `result 1`, `argument 1 (alpha)`.
-    fn context(&self) -> String {
-        use std::fmt::Write;
-        let mut segs = Vec::with_capacity(self.depth + 1);
+    /// Which values, and the index path: argument 0 `["x"][1]` is
+    /// `(Argument, [0]["x"][1])`, result 1 is `(Result, [1])`.
+    fn place(&self) -> (CallSide, IndexPath) {
+        let mut keys = Vec::with_capacity(self.depth + 1);
+        let mut side = CallSide::Value;
         let mut cur = Some(self);
         while let Some(a) = cur {
-            segs.push(a.seg);
-            cur = a.parent;
-        }
-        let mut s = String::new();
-        let mut path = String::new();
-        for seg in segs.iter().rev() {
-            match seg {
-                Seg::Root(Root::Arg(i, None)) => {
-                    let _ = write!(s, "argument {i}");
-                }
-                Seg::Root(Root::Arg(i, Some(n))) => {
-                    let _ = write!(s, "argument {i} ({n})");
+            match a.seg {
+                Seg::Root(Root::Arg(i)) => {
+                    side = CallSide::Argument;
+                    keys.push(PathKey::Index(*i));
                 }
                 Seg::Root(Root::Result(i)) => {
-                    let _ = write!(s, "result {i}");
+                    side = CallSide::Result;
+                    keys.push(PathKey::Index(*i));
                 }
-                Seg::Root(Root::Results) => s.push_str("results"),
-                Seg::Root(Root::Value) => s.push_str("value"),
-                Seg::Index(i) => {
-                    let _ = write!(path, "[{i}]");
-                }
-                Seg::Name(k) => {
-                    let _ = write!(path, "[{k:?}]");
-                }
+                Seg::Root(Root::Results) => side = CallSide::Result,
+                Seg::Root(Root::Value) => side = CallSide::Value,
+                Seg::Index(i) => keys.push(PathKey::Index(i)),
+                Seg::Name(k) => keys.push(PathKey::Name(k.into())),
             }
+            cur = a.parent;
         }
-        if !path.is_empty() {
-            s.push(' ');
-            s.push_str(&path);
-        }
-        s
+        keys.reverse();
+        (side, IndexPath(keys))
     }
 
-    fn mismatch(&self, expected: impl fmt::Display, got: impl fmt::Display) -> Error {
-        Error::mismatch(self.context(), expected.to_string(), got.to_string())
+    /// A call error of `kind` here.
+    #[cold]
+    fn err(&self, kind: CallErrorKind) -> Error {
+        let (side, path) = self.place();
+        CallError::new(side, path, kind).into()
     }
+
+    /// A call error of `kind` here, where the function declares `note`.
+    #[cold]
+    fn err_in(&self, note: &dyn fmt::Display, kind: CallErrorKind) -> Error {
+        let (side, path) = self.place();
+        CallError::new(side, path, kind).with_note(note).into()
+    }
+
+    /// A value of the wrong kind here.
+    #[cold]
+    fn kind_err(&self, expected: impl fmt::Display, got: impl fmt::Display) -> Error {
+        self.err(CallError::value_kind(expected.to_string(), got.to_string()))
+    }
+}
+
+/// The first way a host array of `dtype` and `shape` misses an ndarray
+/// record: its rank, a static dim, its element type (`None`: it fits).
+fn array_misfit(a: &NdArrayType, want: Option<DType>, dtype: DType, shape: &[usize]) -> Option<CallErrorKind> {
+    if let Some(dims) = &a.dims {
+        if dims.len() != shape.len() {
+            return Some(CallErrorKind::Rank { expected: dims.len(), got: shape.len() });
+        }
+        for (axis, (d, &n)) in dims.iter().zip(shape).enumerate() {
+            if let Some(d) = *d
+                && d != n as u64
+            {
+                return Some(CallErrorKind::Dim { axis, expected: d as usize, got: n });
+            }
+        }
+    }
+    match want {
+        Some(w) if !dtype_passes(w, dtype) => Some(CallErrorKind::Dtype { expected: w, got: dtype }),
+        _ => None,
+    }
+}
+
+/// An array that misses its record `t` (rank, dims, then element type).
+#[cold]
+fn misfit(at: &At<'_>, t: &TypeRecord, a: &NdArrayType, want: Option<DType>, dtype: DType, shape: &[usize]) -> Error {
+    let kind = array_misfit(a, want, dtype, shape)
+        .unwrap_or_else(|| CallError::value_kind(t.to_string(), ShapeDisplay(dtype, shape).to_string()));
+    at.err_in(t, kind)
+}
+
+/// An integer outside the range of primitive `p`.
+#[cold]
+fn out_of_range(at: &At<'_>, p: Primitive, lo: i128, hi: i128, got: i128) -> Error {
+    at.err(CallErrorKind::OutOfRange { expected: format!("{p} in {lo}..={hi}").into(), got: got.to_string().into() })
 }
 
 /// `1 item`, `2 items`.
@@ -604,7 +646,7 @@ fn to_vm<'v>(v: &'v Value<'_>, t: &TypeRecord, at: &At<'_>, cx: Conv) -> Result<
         TypeRecord::Unknown => dynamic_to_vm(v, at),
         TypeRecord::Null => match v {
             Value::None => Ok(Variant::None),
-            _ => Err(at.mismatch("None (a null slot)", describe(v))),
+            _ => Err(at.kind_err("None (a null slot)", describe(v))),
         },
         TypeRecord::Named(_, inner) => to_vm(v, inner, at, cx),
         TypeRecord::Primitive(p) => scalar_to_vm(v, *p, at),
@@ -612,10 +654,10 @@ fn to_vm<'v>(v: &'v Value<'_>, t: &TypeRecord, at: &At<'_>, cx: Conv) -> Result<
         TypeRecord::NdArray(a) => ref_array_to_vm(v, a, t, at, cx),
         TypeRecord::SList(ts) | TypeRecord::STuple(ts) => {
             let Some(items) = v.as_sequence() else {
-                return Err(at.mismatch(t, describe(v)));
+                return Err(at.kind_err(t, describe(v)));
             };
             if items.len() != ts.len() {
-                return Err(at.mismatch(format!("{} ({t})", count(ts.len(), "item")), describe(v)));
+                return Err(at.err_in(t, CallErrorKind::Length { expected: ts.len(), got: items.len() }));
             }
             let mut l = VmList::variants(ts.len());
             for (i, (item, ty)) in items.iter().zip(ts).enumerate() {
@@ -625,22 +667,19 @@ fn to_vm<'v>(v: &'v Value<'_>, t: &TypeRecord, at: &At<'_>, cx: Conv) -> Result<
         }
         TypeRecord::SDict(es) | TypeRecord::SDictKwargs(es) => {
             let Value::Dict(d) = v else {
-                return Err(at.mismatch(t, describe(v)));
+                return Err(at.kind_err(t, describe(v)));
             };
             let mut l = VmList::variants(es.len());
             for (k, ty) in es {
                 let Some(item) = d.get(k) else {
-                    return Err(at.mismatch(format!("a dict with key {k:?}"), describe(v)));
+                    return Err(at.err_in(t, CallErrorKind::MissingKey(k.clone())));
                 };
                 l.push(to_vm(item, ty, &at.name(k)?, cx)?)?;
             }
             if d.len() != es.len()
                 && let Some(k) = d.keys().find(|k| !es.iter().any(|(e, _)| e == *k))
             {
-                return Err(at.mismatch(
-                    format!("only the keys {:?}", es.iter().map(|(k, _)| &**k).collect::<Vec<_>>()),
-                    format!("key {k:?}"),
-                ));
+                return Err(at.err_in(t, CallErrorKind::UnexpectedKey(k.clone())));
             }
             Ok(Variant::list(l))
         }
@@ -656,13 +695,13 @@ fn to_vm<'v>(v: &'v Value<'_>, t: &TypeRecord, at: &At<'_>, cx: Conv) -> Result<
                         let at = at.index(i)?;
                         let x = to_vm(item, elem, &at, cx)?;
                         if !l.accepts(&x) {
-                            return Err(at.mismatch(l.element_type(), x.type_description()));
+                            return Err(at.kind_err(l.element_type(), x.type_description()));
                         }
                         l.push(x)?;
                     }
                     Ok(Variant::list(l))
                 }
-                _ => Err(at.mismatch(t, describe(v))),
+                _ => Err(at.kind_err(t, describe(v))),
             }
         }
     }
@@ -736,19 +775,19 @@ fn int_range(bits: u32) -> (i128, i128) {
 
 fn scalar_to_vm<'v>(v: &Value<'_>, p: Primitive, at: &At<'_>) -> Result<Variant<'v>, Error> {
     let Some(vt) = value_type_of(p) else {
-        return Err(at.mismatch("a record of a VM value type (i1, i8, i16, i32, i64, f32, f64)", p));
+        return Err(at.kind_err("a record of a VM value type (i1, i8, i16, i32, i64, f32, f64)", p));
     };
     let n = match num_of(v) {
         Some(n) => n,
-        None => return Err(at.mismatch(p, describe(v))),
+        None => return Err(at.kind_err(p, describe(v))),
     };
     if let Primitive::Int(bits) = p {
         let Num::I(i) = n else {
-            return Err(at.mismatch(p, describe(v)));
+            return Err(at.kind_err(p, describe(v)));
         };
         let (lo, hi) = int_range(bits);
         if i < lo || i > hi {
-            return Err(at.mismatch(format!("{p} in {lo}..={hi}"), i));
+            return Err(out_of_range(at, p, lo, hi, i));
         }
         // In range for the width, so the narrowing casts are exact.
         return Ok(match vt {
@@ -765,7 +804,7 @@ fn scalar_to_vm<'v>(v: &Value<'_>, p: Primitive, at: &At<'_>) -> Result<Variant<
     Ok(match vt {
         ValueType::F32 => {
             if x.is_finite() && !(x as f32).is_finite() {
-                return Err(at.mismatch("f32 in its finite range", format!("{x:?}")));
+                return Err(at.err(CallErrorKind::OutOfRange { expected: "f32".into(), got: format!("{x:?}").into() }));
             }
             Variant::F32(x as f32)
         }
@@ -800,7 +839,7 @@ fn record_dtype(a: &NdArrayType, t: &TypeRecord, at: &At<'_>) -> Result<Option<D
     match &*a.element {
         TypeRecord::Primitive(p) => match p.dtype() {
             Some(d) => Ok(Some(d)),
-            None => Err(at.mismatch("an ndarray record of a host element type", t)),
+            None => Err(at.kind_err("an ndarray record of a host element type", t)),
         },
         _ => Ok(None),
     }
@@ -817,12 +856,12 @@ fn ndarray_to_vm<'v>(
     match v {
         Value::Array(arr) => {
             if !shape_fits(a, arr.shape()) {
-                return Err(at.mismatch(t, describe(v)));
+                return Err(misfit(at, t, a, want, arr.dtype(), arr.shape()));
             }
             match want {
                 Some(w) if !dtype_passes(w, arr.dtype()) => {
                     if !cx.casts {
-                        return Err(at.mismatch(t, describe(v)));
+                        return Err(misfit(at, t, a, want, arr.dtype(), arr.shape()));
                     }
                     Ok(Variant::buffer_view(BufferView::new(cast_array(arr, w, at)?)?))
                 }
@@ -835,9 +874,9 @@ fn ndarray_to_vm<'v>(
                 let arr = array_of_nums(d, &[], &[n], at)?;
                 Ok(Variant::buffer_view(BufferView::new(arr)?))
             }
-            None => Err(at.mismatch(t, describe(v))),
+            None => Err(at.kind_err(t, describe(v))),
         },
-        _ => Err(at.mismatch(t, describe(v))),
+        _ => Err(at.kind_err(t, describe(v))),
     }
 }
 
@@ -849,7 +888,7 @@ fn ref_array_to_vm<'v>(
     cx: Conv,
 ) -> Result<Variant<'v>, Error> {
     let Some(rank) = a.rank() else {
-        return Err(at.mismatch("an ndarray record of references with a known rank", t));
+        return Err(at.kind_err("an ndarray record of references with a known rank", t));
     };
     let mut shape: Vec<Option<usize>> = vec![None; rank];
     let mut values = VmList::with_capacity(element_type_of(&a.element), 0);
@@ -864,12 +903,12 @@ fn ref_array_to_vm<'v>(
             d.or_else(|| declared.get(i).copied().flatten().and_then(|n| usize::try_from(n).ok())).unwrap_or(0)
         })
         .collect();
-    if !shape_fits(a, &shape) {
-        return Err(at.mismatch(t, format!("nested lists of shape {shape:?}")));
+    if let Some(kind) = array_misfit(a, None, DType::Bool, &shape) {
+        return Err(at.err_in(t, kind));
     }
     let mut dims = VmList::with_capacity(ListElementType::Value(ValueType::I64), rank);
     for &d in &shape {
-        let d = i64::try_from(d).map_err(|_| at.mismatch("dims that fit in i64", d))?;
+        let d = i64::try_from(d).map_err(|_| at.kind_err("dims that fit in i64", d))?;
         dims.push(Variant::I64(d))?;
     }
     let mut pair = VmList::variants(2);
@@ -894,17 +933,17 @@ fn gather_refs<'v>(
     if level == shape.len() {
         let x = to_vm(v, elem, at, cx)?;
         if !values.accepts(&x) {
-            return Err(at.mismatch(values.element_type(), x.type_description()));
+            return Err(at.kind_err(values.element_type(), x.type_description()));
         }
         return values.push(x);
     }
     let Some(items) = v.as_sequence() else {
-        return Err(at.mismatch(format!("nested lists {} deep ({t})", shape.len()), describe(v)));
+        return Err(at.kind_err(format!("nested lists {} deep ({t})", shape.len()), describe(v)));
     };
     match shape[level] {
         None => shape[level] = Some(items.len()),
         Some(n) if n != items.len() => {
-            return Err(at.mismatch(format!("{} (a rectangular array)", count(n, "item")), describe(v)));
+            return Err(at.err_in(&"a rectangular array", CallErrorKind::Length { expected: n, got: items.len() }));
         }
         Some(_) => {}
     }
@@ -964,7 +1003,9 @@ fn as_f64(n: Num) -> f64 {
 /// are 0 or 1. Int-to-float and f64-to-f32 round to nearest.
 fn array_of_nums(d: DType, shape: &[usize], nums: &[Num], at: &At<'_>) -> Result<Array<'static>, Error> {
     use ScalarType as S;
-    let bad = |k: usize, n: Num| at.mismatch(format!("values representable as {d}"), format!("{n} at flat index {k}"));
+    let bad = |k: usize, n: Num| {
+        at.kind_err(format_args!("values representable as {d}"), format_args!("{n} at flat index {k}"))
+    };
     macro_rules! ints {
         ($t:ty) => {{
             let v = nums
@@ -1046,7 +1087,7 @@ fn cast_array(src: &Array<'_>, to: DType, at: &At<'_>) -> Result<Array<'static>,
 fn take_list<'a>(x: Variant<'a>, t: &dyn fmt::Display, at: &At<'_>) -> Result<VmList<'a>, Error> {
     match x {
         Variant::Ref(VmRef::List(l)) => Ok(*l),
-        x => Err(at.mismatch(format!("a list ({t})"), x.type_description())),
+        x => Err(at.kind_err(format!("a list ({t})"), x.type_description())),
     }
 }
 
@@ -1055,37 +1096,37 @@ fn from_vm<'a>(x: Variant<'a>, t: &TypeRecord, at: &At<'_>, cx: Conv) -> Result<
         TypeRecord::Unknown => dynamic_from_vm(x, at),
         TypeRecord::Null => match x {
             Variant::None => Ok(Value::None),
-            x => Err(at.mismatch("none (a null slot)", x.type_description())),
+            x => Err(at.kind_err("none (a null slot)", x.type_description())),
         },
         TypeRecord::Named(_, inner) => from_vm(x, inner, at, cx),
         TypeRecord::Primitive(p @ Primitive::Int(bits)) => {
             let Some(i) = x.as_i64() else {
-                return Err(at.mismatch(p, x.type_description()));
+                return Err(at.kind_err(p, x.type_description()));
             };
             let (lo, hi) = int_range(*bits);
             if i128::from(i) < lo || i128::from(i) > hi {
-                return Err(at.mismatch(format!("{p} in {lo}..={hi}"), i));
+                return Err(out_of_range(at, *p, lo, hi, i.into()));
             }
             Ok(if *bits == 1 { Value::Bool(i == 1) } else { Value::Int(i) })
         }
         TypeRecord::Primitive(p) => match x.as_f64() {
             Some(f) if matches!(p, Primitive::Float(32 | 64)) => Ok(Value::Float(f)),
-            _ => Err(at.mismatch(p, x.type_description())),
+            _ => Err(at.kind_err(p, x.type_description())),
         },
         TypeRecord::NdArray(a) if a.is_numeric() => {
             let want = record_dtype(a, t, at)?;
             let bv = match x {
                 Variant::Ref(VmRef::BufferView(b)) => *b,
-                x => return Err(at.mismatch(t, x.type_description())),
+                x => return Err(at.kind_err(t, x.type_description())),
             };
             let arr = bv.into_array();
             if !shape_fits(a, arr.shape()) {
-                return Err(at.mismatch(t, ShapeDisplay(arr.dtype(), arr.shape())));
+                return Err(misfit(at, t, a, want, arr.dtype(), arr.shape()));
             }
             match want {
                 Some(w) if !dtype_passes(w, arr.dtype()) => {
                     if !cx.casts {
-                        return Err(at.mismatch(t, ShapeDisplay(arr.dtype(), arr.shape())));
+                        return Err(misfit(at, t, a, want, arr.dtype(), arr.shape()));
                     }
                     Ok(Value::from(cast_array(&arr, w, at)?))
                 }
@@ -1113,10 +1154,10 @@ fn structure_from_vm<'a>(l: VmList<'a>, t: &TypeRecord, at: &At<'_>, cx: Conv) -
     let n = match t {
         TypeRecord::SList(ts) | TypeRecord::STuple(ts) => ts.len(),
         TypeRecord::SDict(es) | TypeRecord::SDictKwargs(es) => es.len(),
-        _ => return Err(at.mismatch("a structure record", t)),
+        _ => return Err(at.kind_err("a structure record", t)),
     };
     if l.len() != n {
-        return Err(at.mismatch(format!("{} ({t})", count(n, "item")), count(l.len(), "item")));
+        return Err(at.err_in(t, CallErrorKind::Length { expected: n, got: l.len() }));
     }
     let items = l.into_items().into_iter();
     match t {
@@ -1135,7 +1176,7 @@ fn structure_from_vm<'a>(l: VmList<'a>, t: &TypeRecord, at: &At<'_>, cx: Conv) -
             }
             Ok(Value::Dict(d))
         }
-        _ => Err(at.mismatch("a structure record", t)),
+        _ => Err(at.kind_err("a structure record", t)),
     }
 }
 
@@ -1149,13 +1190,13 @@ fn ref_array_from_vm<'a>(
     let pair = take_list(x, t, at)?;
     if pair.len() != 2 {
         return Err(
-            at.mismatch(format!("a pair [values, dims] ({t})"), format!("a list of {}", count(pair.len(), "item")))
+            at.kind_err(format!("a pair [values, dims] ({t})"), format!("a list of {}", count(pair.len(), "item")))
         );
     }
     let mut it = pair.into_items().into_iter();
     let (values, dims) = match (it.next(), it.next()) {
         (Some(v), Some(d)) => (v, d),
-        _ => return Err(at.mismatch("a pair [values, dims]", "fewer items")),
+        _ => return Err(at.kind_err("a pair [values, dims]", "fewer items")),
     };
     let values = take_list(values, &"values", &at.index(0)?)?;
     let dims_at = at.index(1)?;
@@ -1164,15 +1205,15 @@ fn ref_array_from_vm<'a>(
     for (i, d) in dims.items().iter().enumerate() {
         match d.as_i64().map(usize::try_from) {
             Some(Ok(n)) => shape.push(n),
-            _ => return Err(dims_at.index(i)?.mismatch("a dim (an integer >= 0)", d)),
+            _ => return Err(dims_at.index(i)?.kind_err("a dim (an integer >= 0)", d)),
         }
     }
-    if !shape_fits(a, &shape) {
-        return Err(at.mismatch(t, format!("dims {shape:?}")));
+    if let Some(kind) = array_misfit(a, None, DType::Bool, &shape) {
+        return Err(at.err_in(t, kind));
     }
     let count = crate::array::element_count(&shape)?;
     if count != values.len() {
-        return Err(at.mismatch(format!("{count} values for dims {shape:?}"), format!("{} values", values.len())));
+        return Err(at.kind_err(format!("{count} values for dims {shape:?}"), format!("{} values", values.len())));
     }
     let mut leaves = Vec::with_capacity(count);
     for (k, item) in values.into_items().into_iter().enumerate() {
@@ -1224,7 +1265,7 @@ fn dynamic_from_vm<'a>(x: Variant<'a>, at: &At<'_>) -> Result<Value<'a>, Error> 
             }
             Value::List(out)
         }
-        Variant::Ref(VmRef::Opaque(o)) => return Err(at.mismatch("a value the host can hold", o.type_name())),
+        Variant::Ref(VmRef::Opaque(o)) => return Err(at.kind_err("a value the host can hold", o.type_name())),
     })
 }
 

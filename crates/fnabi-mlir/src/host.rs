@@ -85,7 +85,8 @@ use crate::memref::{DynMemRef, MAX_RANK, convert_for, copy_into, fill_descriptor
 use fnabi_abi::mlir::types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};
 use fnabi_abi::raw::Dim;
 use fnabi_core::array::{Array, DimVec, byte_extent, c_strides};
-use fnabi_core::error::{Error, ErrorKind};
+use fnabi_core::error::{CallError, CallErrorKind, CallSide, Error};
+use fnabi_core::structure::{IndexPath, PathKey};
 use fnabi_core::value::Value;
 use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
@@ -535,35 +536,29 @@ impl Slot {
             Value::Array(a) => Arg::Array(a),
             _ => {
                 return Err(
-                    self.result_error(k, Error::invalid_argument(format!("expected a scalar, got {}", v.kind())))
+                    self.result_error(k, CallError::argument(CallError::value_kind("a scalar", v.kind())).into())
                 );
             }
         };
-        let label = crate::args::ArgLabel { index: k, name: None };
-        scalar_bits(label, t, e, &arg).map_err(|err| self.result_error(k, Error::invalid_argument(relabel(err, k))))
+        let label = crate::args::ArgLabel { index: k, side: CallSide::Result, path: None };
+        scalar_bits(label, t, e, &arg).map_err(|err| Box::new(err) as HostError)
     }
 
-    /// `result k (type): msg` (an [`ErrorKind::InvalidArgument`] gives its bare message).
+    /// The error placed at result `k`: `result [k] (type): …`.
+    #[cold]
     fn result_error(&self, k: usize, e: Error) -> HostError {
-        let msg = match e.into_kind() {
-            ErrorKind::InvalidArgument(m) => m,
-            other => other.to_string(),
-        };
         let t = &self.ty.results[k];
-        format!("result {k} ({t}): {msg}").into()
+        Box::new(CallError::locate(e, CallSide::Result, &IndexPath(vec![PathKey::Index(k)]), t))
     }
 
     fn stage(&self, values: Vec<Value<'static>>) -> Result<Vec<Staged>, HostError> {
         if values.len() != self.ty.results.len() {
-            return Err(Box::new(Error::mismatch(
-                "number of results",
-                self.ty.results.len().to_string(),
-                values.len().to_string(),
-            )));
+            let kind = CallErrorKind::Arity { expected: self.ty.results.len(), at_least: false, got: values.len() };
+            return Err(Box::new(Error::from(CallError::result(kind))));
         }
         let mut out = Vec::with_capacity(values.len());
         for (k, (t, v)) in self.ty.results.iter().zip(&values).enumerate() {
-            let not = |what: &str| Error::invalid_argument(format!("expected {what}, got {}", v.kind()));
+            let not = |what: &'static str| Error::from(CallError::argument(CallError::value_kind(what, v.kind())));
             out.push(match t {
                 MlirType::Scalar(e) => Staged::Bits(*e, self.scalar_result(k, t, *e, v)?),
                 MlirType::MemRef(m) => {
@@ -650,21 +645,6 @@ unsafe fn write_bits(field: *mut u8, e: ElementType, bits: u64, packed: bool) {
     unsafe { std::ptr::copy_nonoverlapping(bits.to_le_bytes().as_ptr(), field, n) };
 }
 
-/// The message of a scalar conversion error without its "argument k (t)"
-/// context (the caller says "result k (t)").
-fn relabel(e: Error, k: usize) -> String {
-    let msg = match e.into_kind() {
-        ErrorKind::InvalidArgument(m) => m,
-        ErrorKind::Mismatch { expected, got, .. } => return format!("expected {expected}, got {got}"),
-        other => return other.to_string(),
-    };
-    let prefix = format!("argument {k} (");
-    match msg.strip_prefix(&prefix).and_then(|r| r.split_once("): ")) {
-        Some((_, rest)) => rest.to_owned(),
-        None => msg,
-    }
-}
-
 fn as_array<'v>(v: &'v Value<'static>) -> Option<&'v Array<'static>> {
     match v {
         Value::Array(a) => Some(a),
@@ -735,7 +715,7 @@ unsafe fn copy_dense(a: &Array<'_>, dst: *mut u8) {
 /// both `malloc`ed (MLIR's caller copies the descriptor and frees it).
 fn stage_unranked(a: &Array<'_>, e: ElementType) -> Result<Staged, Error> {
     if a.dtype() != e.dtype() {
-        return Err(Error::mismatch("memref element type", e.dtype().to_string(), a.dtype().to_string()));
+        return Err(CallError::argument(CallErrorKind::Dtype { expected: e.dtype(), got: a.dtype() }).into());
     }
     let rank = a.rank();
     if rank > MAX_RANK {
@@ -965,8 +945,6 @@ mod tests {
         // Element 0 at byte 8; rows go back 2 elements each: bytes [0, 12) used.
         assert_eq!(d.words(), &[0, 0, 4, 3, 2, -2, 1]);
         drop(b);
-        assert_eq!(relabel(Error::invalid_argument("argument 1 (i8): 300 is out of range"), 1), "300 is out of range");
-        assert_eq!(relabel(Error::invalid_argument("other"), 1), "other");
     }
 
     #[test]
@@ -990,11 +968,11 @@ mod tests {
         assert_eq!(got, [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
         // Type errors.
         let e = stage_ranked(&a, &ty("memref<2x4xf32>")).err().unwrap().to_string();
-        assert_eq!(e, "dim 1 of memref<2x4xf32>: expected 4, got 3");
+        assert_eq!(e, "dim 1: expected 4, got 3");
         let e = stage_ranked(&a, &ty("memref<?x?xi32>")).err().unwrap().to_string();
-        assert_eq!(e, "memref element type: expected i32, got f32");
+        assert_eq!(e, "element type: expected i32, got f32");
         let e = stage_unranked(&a, ElementType::Index).err().unwrap().to_string();
-        assert_eq!(e, "memref element type: expected i64, got f32");
+        assert_eq!(e, "element type: expected i64, got f32");
         let Staged::Unranked { desc, data, rank } = stage_unranked(&a, f32_elem()).unwrap() else { panic!() };
         // SAFETY: a rank-2 descriptor block.
         let w = unsafe { std::slice::from_raw_parts(desc.0.cast::<i64>(), 7) };

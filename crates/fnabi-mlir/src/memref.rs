@@ -24,7 +24,7 @@ use crate::{ElementType, MemRefLayout, MemRefType};
 use fnabi_abi::raw::Dim;
 use fnabi_abi::scalar::{DType, Element};
 use fnabi_core::array::{Array, DimVec, HostBuffer, byte_extent};
-use fnabi_core::error::Error;
+use fnabi_core::error::{CallError, CallErrorKind, Error};
 use smallvec::SmallVec;
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -256,8 +256,11 @@ pub fn linear_index(offset: i64, sizes: &[i64], strides: &[i64], index: &[i64]) 
     Ok(at)
 }
 
-fn mismatch(context: String, expected: impl ToString, got: impl ToString) -> Error {
-    Error::mismatch(context, expected.to_string(), got.to_string())
+/// An array that does not fit a memref type, as a [`CallError`] at the root
+/// (the caller places it at its argument with [`CallError::locate`]).
+#[cold]
+fn misfit(kind: CallErrorKind) -> Error {
+    CallError::argument(kind).into()
 }
 
 /// Checks that `array` can be an argument of memref type `ty` (element
@@ -328,17 +331,17 @@ fn fill_descriptor_general(array: &Array<'_>, ty: &MemRefType, out: &mut [i64]) 
         )));
     }
     if array.dtype() != ty.element.dtype() {
-        return Err(mismatch("memref element type".into(), ty.element.dtype(), array.dtype()));
+        return Err(misfit(CallErrorKind::Dtype { expected: ty.element.dtype(), got: array.dtype() }));
     }
     let shape = array.shape();
     if shape.len() != rank {
-        return Err(mismatch(format!("rank of {ty}"), rank, format!("{} (shape {shape:?})", shape.len())));
+        return Err(misfit(CallErrorKind::Rank { expected: rank, got: shape.len() }));
     }
-    for (i, (&d, &n)) in ty.dims.iter().zip(shape).enumerate() {
+    for (axis, (&d, &n)) in ty.dims.iter().zip(shape).enumerate() {
         if let Dim::Static(s) = d
             && s as usize != n
         {
-            return Err(mismatch(format!("dim {i} of {ty}"), s, n));
+            return Err(misfit(CallErrorKind::Dim { axis, expected: s as usize, got: n }));
         }
     }
     let strides = array.strides();
@@ -451,8 +454,8 @@ pub fn convert_for(array: &Array<'_>, ty: &MemRefType) -> Result<Array<'static>,
 /// dtype and shape (the write-back of a converted destination argument).
 pub fn copy_into(src: &Array<'_>, dst: &mut Array<'_>) -> Result<(), Error> {
     if src.dtype() != dst.dtype() || src.shape() != dst.shape() {
-        return Err(mismatch(
-            "copy destination".into(),
+        return Err(Error::mismatch(
+            "copy destination",
             format!("{}{:?}", src.dtype(), src.shape()),
             format!("{}{:?}", dst.dtype(), dst.shape()),
         ));
@@ -973,12 +976,13 @@ mod tests {
         let col = a.restrided(&[2, 1], &[1, 7], 0).unwrap();
         assert!(fill(&col, "memref<2x1xf32>").unwrap().is_some());
         // Hard errors.
-        let e = fill(&a, "memref<?x4xf32>").unwrap_err().to_string();
-        assert_eq!(e, "dim 1 of memref<?x4xf32>: expected 4, got 3");
-        let e = fill(&a, "memref<?xf32>").unwrap_err().to_string();
-        assert_eq!(e, "rank of memref<?xf32>: expected 1, got 2 (shape [2, 3])");
-        let e = fill(&a, "memref<?x?xi32>").unwrap_err().to_string();
-        assert_eq!(e, "memref element type: expected i32, got f32");
+        let kind = |t: &str| match fill(&a, t).unwrap_err().into_kind() {
+            fnabi_core::ErrorKind::Call(c) => c.kind,
+            other => panic!("{other}"),
+        };
+        assert_eq!(kind("memref<?x4xf32>"), CallErrorKind::Dim { axis: 1, expected: 4, got: 3 });
+        assert_eq!(kind("memref<?xf32>"), CallErrorKind::Rank { expected: 1, got: 2 });
+        assert_eq!(kind("memref<?x?xi32>"), CallErrorKind::Dtype { expected: DType::I32, got: DType::F32 });
         let mut short = [0i64; 3];
         assert!(fill_descriptor(&a, &ty("memref<?x?xf32>"), &mut short).is_err());
     }
