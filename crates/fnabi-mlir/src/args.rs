@@ -228,10 +228,9 @@ impl<'a, 'b> Arg<'a, 'b> {
             Value::Float(f) => Arg::Float(*f),
             Value::Bool(b) => Arg::Bool(*b),
             other => {
-                return Err(Error::invalid_argument(format!(
-                    "a {} cannot be an argument of an MLIR function (arrays and scalars only)",
-                    other.kind()
-                )));
+                let kind =
+                    CallError::value_kind("an array or a scalar (of an MLIR function)", format!("a {}", other.kind()));
+                return Err(CallError::argument(kind).into());
             }
         })
     }

@@ -587,7 +587,8 @@ impl MlirPrepared<'_> {
                     let t: &BufferType = b.destinations.results[j]
                         .as_buffer()
                         .ok_or_else(|| Error::invalid_argument(format!("destination of result {j} is not a buffer")))?;
-                    fnabi_core::buffer::check_shape(t, a.shape())?;
+                    fnabi_core::buffer::check_shape(t, a.shape())
+                        .map_err(|e| CallError::locate(e, CallSide::Result, &IndexPath(vec![PathKey::Index(j)]), t))?;
                     Ok(a)
                 }
                 _ => Err(Error::invalid_argument(format!(
@@ -635,10 +636,13 @@ impl PreparedBackend for MlirPrepared<'_> {
         let mut args: SmallVec<[Arg<'_, '_>; 16]> = SmallVec::with_capacity(leaves.len() + dests.len());
         for (i, v) in leaves.iter().enumerate() {
             args.push(Arg::from_value(v).map_err(|e| {
+                let t = &b.func.ty().inputs[i];
                 let path = b.input_structure.as_ref().and_then(|s| s.leaves().find(|(_, k)| *k == i).map(|(p, _)| p));
                 match path {
-                    Some(p) if b.sip.is_some() => Error::invalid_argument(format!("input {p}: {e}")),
-                    _ => Error::invalid_argument(format!("input {i}: {e}")),
+                    Some(p) if b.sip.is_some() => {
+                        CallError::locate(e, CallSide::Argument, &p, format_args!("{t}, raw argument {i}"))
+                    }
+                    _ => CallError::locate(e, CallSide::Argument, &IndexPath(vec![PathKey::Index(i)]), t),
                 }
             })?);
         }

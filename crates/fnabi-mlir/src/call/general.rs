@@ -21,7 +21,7 @@ pub(super) fn convert_leaf<'s>(
             // The descriptor check is stricter than the oracle only for
             // static offsets, handled below.
             Decision::AsIs { .. } => convert_for(a, m),
-            Decision::Unsupported(reason) => Err(Error::invalid_argument(reason.to_string())),
+            Decision::Unsupported(reason) => Err(reason.into()),
         };
     }
     convert_for(a, m)
