@@ -24,9 +24,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 ///
 /// ```
 /// use fnabi_core::error::{Error, ErrorKind};
-/// let e = Error::mismatch("dim 1 of argument 0", "4", "3");
+/// let e = Error::mismatch("element count of shape [3]", "3", "2");
 /// assert!(matches!(e.kind(), ErrorKind::Mismatch { .. }));
-/// assert_eq!(e.to_string(), "dim 1 of argument 0: expected 4, got 3");
+/// assert_eq!(e.to_string(), "element count of shape [3]: expected 3, got 2");
 /// assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
 /// ```
 pub struct Error(Box<ErrorKind>);
@@ -119,7 +119,8 @@ impl Error {
         *self.0
     }
 
-    /// A value that does not match what was expected.
+    /// A value that does not match what was expected (outside a call's
+    /// values: those are [`CallError`]s).
     #[cold]
     pub fn mismatch(context: impl Into<String>, expected: impl Into<String>, got: impl Into<String>) -> Self {
         ErrorKind::Mismatch { context: context.into(), expected: expected.into(), got: got.into() }.into()
