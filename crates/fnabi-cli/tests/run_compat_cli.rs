@@ -291,11 +291,11 @@ fn json_inputs_typed_by_the_signature() {
     let cases = [
         (
             r#"[[[1, 2, 3, 4], [1]], {"w": [[0,0,0],[0,0,0],[0,0,0],[0,0,0]], "b": [0, 0, 0]}]"#,
-            "fnabi: error: invalid argument: argument 0 at [1]: ragged list: 1 items where [0] has 4\n",
+            "fnabi: error: argument [0][1]: ragged list: 1 items where [0][0] has 4\n",
         ),
         (
             r#"[[[1, 2, 3, 1e39]], {"w": [[0,0,0],[0,0,0],[0,0,0],[0,0,0]], "b": [0, 0, 0]}]"#,
-            "fnabi: error: invalid argument: argument 0 at [0][3]: 1e39 is out of range for f32\n",
+            "fnabi: error: argument [0][0][3]: 1e39 is out of range for f32\n",
         ),
         (
             r#"[[[1, 2, 3, 4]], {"w": "@/nonexistent/w.npy", "b": [0, 0, 0]}]"#,

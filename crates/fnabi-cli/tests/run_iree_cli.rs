@@ -68,7 +68,7 @@ fn errors_before_the_runtime_are_one_line() {
         (
             "add.vmfb",
             &["-f", "add", "-i", "4xi32=1", "-i", "4xf32=1"],
-            "fnabi: error: argument 0: expected f32[4], got i32[4]\n",
+            "fnabi: error: argument [0] (f32[4]): element type: expected f32, got i32\n",
         ),
         ("add.vmfb", &["-i", "1"], ""),
         ("add.vmfb", &["-f", "nope"], ""),
@@ -87,7 +87,7 @@ fn errors_before_the_runtime_are_one_line() {
     let (_, _, err) = run("add.vmfb", &["-i", "1"], "");
     assert!(err.contains("exports 4 functions (add, add_one, scale, add_i32): choose one with --function"), "{err}");
     let (_, _, err) = run("nested.vmfb", &["-f", "bytes_sum", "--inputs", "-"], "[[1, 2, 3, 4, 250]]");
-    assert!(err.contains("expected i8 in -128..=127, got 250"), "{err}");
+    assert!(err.contains("argument [0][4]: 250 is out of range for i8 in -128..=127"), "{err}");
 }
 
 #[test]

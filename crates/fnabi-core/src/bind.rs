@@ -6,7 +6,8 @@
 //!
 //! ```
 //! use fnabi_core::bind::{Parameters, bind_arguments};
-//! use fnabi_core::{CallError, Value};
+//! use fnabi_core::error::{CallError, CallErrorKind};
+//! use fnabi_core::Value;
 //!
 //! /// `f(x, y=None)`: `x` required, `y` optional.
 //! struct F;
@@ -18,11 +19,12 @@
 //! let bound = bind_arguments(&F, vec![Value::Int(1)], [("y", Value::Int(2))]).unwrap();
 //! assert_eq!(bound, [Value::Int(1), Value::Int(2)]);
 //! assert_eq!(bind_arguments(&F, vec![], [("y", Value::Int(2))]).unwrap_err().to_string(), "missing argument \"x\" (argument 0)");
-//! assert_eq!(bind_arguments(&F, vec![Value::Int(1)], [("z", Value::None)]).unwrap_err(), CallError::UnknownKeyword("z".into()));
+//! assert_eq!(bind_arguments(&F, vec![Value::Int(1)], [("z", Value::None)]).unwrap_err(), CallError::argument(CallErrorKind::UnknownKeyword("z".into())));
 //! ```
 
-use crate::error::CallError;
+use crate::error::{CallError, CallErrorKind};
 use crate::value::{Dict, Key, Value};
+use fnabi_abi::structure::{IndexPath, PathKey};
 
 /// The parameters of a call, as the binder sees them.
 pub trait Parameters {
@@ -58,8 +60,9 @@ pub trait Parameters {
 ///
 /// A named parameter takes a keyword or a position; a parameter gets one
 /// value only; an optional parameter that gets nothing is `None`. Errors:
-/// [`CallError::TooManyPositional`], [`CallError::UnknownKeyword`],
-/// [`CallError::DuplicateKeyword`], [`CallError::MissingArgument`].
+/// [`CallErrorKind::TooManyPositional`], [`CallErrorKind::UnknownKeyword`],
+/// [`CallErrorKind::DuplicateKeyword`], [`CallErrorKind::MissingArgument`]
+/// (at the path the missing argument would have had: its keyword, else its position).
 pub fn bind_arguments<'a, P: Parameters + ?Sized, K: Into<Key>>(
     params: &P,
     positional: Vec<Value<'a>>,
@@ -69,7 +72,7 @@ pub fn bind_arguments<'a, P: Parameters + ?Sized, K: Into<Key>>(
     let rest = params.rest() && n > 0;
     let n_pos_max = if rest { n - 1 } else { n };
     if positional.len() > n_pos_max {
-        return Err(CallError::TooManyPositional { max: n_pos_max, got: positional.len() });
+        return Err(CallError::argument(CallErrorKind::TooManyPositional { max: n_pos_max, got: positional.len() }));
     }
     let mut slots: Vec<Option<Value<'a>>> = positional.into_iter().map(Some).collect();
     slots.resize_with(n, || None);
@@ -79,18 +82,18 @@ pub fn bind_arguments<'a, P: Parameters + ?Sized, K: Into<Key>>(
         match params.find(&k).filter(|&i| !(rest && i == n - 1)) {
             Some(i) => {
                 if slots[i].is_some() {
-                    return Err(CallError::DuplicateKeyword(k));
+                    return Err(CallError::argument(CallErrorKind::DuplicateKeyword(k)));
                 }
                 slots[i] = Some(v);
             }
             None => match &mut extra {
                 Some(d) => {
                     if d.get(&k).is_some() {
-                        return Err(CallError::DuplicateKeyword(k));
+                        return Err(CallError::argument(CallErrorKind::DuplicateKeyword(k)));
                     }
                     d.push_unique(k, v);
                 }
-                None => return Err(CallError::UnknownKeyword(k)),
+                None => return Err(CallError::argument(CallErrorKind::UnknownKeyword(k))),
             },
         }
     }
@@ -103,7 +106,16 @@ pub fn bind_arguments<'a, P: Parameters + ?Sized, K: Into<Key>>(
         .map(|(i, v)| match v {
             Some(v) => Ok(v),
             None if params.optional(i) => Ok(Value::None),
-            None => Err(CallError::MissingArgument { index: i, name: params.name(i).map(Key::from) }),
+            None => Err(missing(i, params.name(i))),
         })
         .collect()
+}
+
+#[cold]
+fn missing(index: usize, name: Option<&str>) -> CallError {
+    let key = match name {
+        Some(n) => PathKey::Name(n.into()),
+        None => PathKey::Index(index),
+    };
+    CallError::argument(CallErrorKind::MissingArgument { index, name: name.map(Key::from) }).at(IndexPath(vec![key]))
 }

@@ -284,7 +284,7 @@ pub enum Cast {
 /// let pref = LayoutPreference::from(DimOrder::RowMajor);
 /// let d = oracle(&ty, &BufferDescription::from_array(&a), &pref, Cast::Forbidden);
 /// assert!(matches!(d, Decision::Unsupported(Unsupported::Dim { dim: 0, expected: 4, got: 3 })));
-/// assert_eq!(d.into_result().unwrap_err().to_string(), "buffer dim 0: expected 4, got 3");
+/// assert_eq!(d.into_result().unwrap_err().to_string(), "dim 0: expected 4, got 3");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -351,18 +351,23 @@ impl fmt::Display for Unsupported {
 impl std::error::Error for Unsupported {}
 
 impl From<Unsupported> for Error {
+    /// A [`CallError`](crate::error::CallError) at the root of the
+    /// arguments, for the caller to place with
+    /// [`CallError::locate`](crate::error::CallError::locate).
+    #[cold]
     fn from(u: Unsupported) -> Error {
-        let (context, expected, got) = match &u {
+        use crate::error::{CallError, CallErrorKind};
+        let kind = match u {
             Unsupported::ElementType { expected, got } => {
-                ("buffer element type (casting is opt-in)".to_owned(), format!("{expected:#}"), got.to_string())
+                CallErrorKind::Dtype { expected: DType::Scalar(expected), got }
             }
-            Unsupported::Rank { expected, got } => ("buffer rank".to_owned(), expected.to_string(), got.to_string()),
+            Unsupported::Rank { expected, got } => CallErrorKind::Rank { expected, got },
             Unsupported::Dim { dim, expected, got } => {
-                (format!("buffer dim {dim}"), expected.to_string(), got.to_string())
+                CallErrorKind::Dim { axis: dim, expected: expected as usize, got }
             }
-            Unsupported::Strides { .. } => return Error::invalid_argument(u.to_string()),
+            Unsupported::Strides { .. } => CallErrorKind::Invalid(u.to_string()),
         };
-        Error::mismatch(context, expected, got)
+        CallError::argument(kind).into()
     }
 }
 
@@ -550,7 +555,7 @@ pub fn check_shape(ty: &BufferType, shape: &[usize]) -> Result<(), Error> {
 /// let ty = BufferType::new(ScalarType::F64, [Dim::Static(2), Dim::Dynamic]).unwrap().with_layout(DimOrder::ColumnMajor);
 /// let a = allocate(&ty, &[2, 5]).unwrap();
 /// assert!(a.is_f_contiguous() && a.is_writable());
-/// assert_eq!(allocate(&ty, &[3, 5]).unwrap_err().to_string(), "buffer dim 0: expected 2, got 3");
+/// assert_eq!(allocate(&ty, &[3, 5]).unwrap_err().to_string(), "dim 0: expected 2, got 3");
 /// ```
 pub fn allocate(ty: &BufferType, shape: &[usize]) -> Result<Array<'static>, Error> {
     check_shape(ty, shape)?;
@@ -591,11 +596,11 @@ mod tests {
         assert_eq!(u(ty(ScalarType::I32, &[2, 3, 1])), "rank: expected 3, got 2");
         assert_eq!(u(ty(ScalarType::I32, &[-1, 4])), "dim 1: expected 4, got 3");
         let e = oracle(&ty(ScalarType::I32, &[-1, 4]), &d, &dense, Cast::Forbidden).into_result().unwrap_err();
-        assert_eq!(e.to_string(), "buffer dim 1: expected 4, got 3");
+        assert_eq!(e.to_string(), "dim 1: expected 4, got 3");
         let e = oracle(&ty(ScalarType::I64, &[2, 3]), &d, &dense, Cast::Forbidden).into_result().unwrap_err();
-        assert_eq!(e.to_string(), "buffer element type (casting is opt-in): expected i64, got i32");
+        assert_eq!(e.to_string(), "element type: expected i64, got i32");
         let e = oracle(&ty(ScalarType::I32, &[2]), &d, &dense, Cast::Forbidden).into_result().unwrap_err();
-        assert_eq!(e.to_string(), "buffer rank: expected 1, got 2");
+        assert_eq!(e.to_string(), "rank: expected 1, got 2");
         // Bool arrays have no ABI type; they convert only by cast.
         let b = Array::from_vec(&[2], vec![true, false]).unwrap();
         assert!(matches!(
@@ -655,7 +660,7 @@ mod tests {
                 shape: [2, 2].into_iter().collect()
             })
             .to_string(),
-            "invalid argument: strides: cannot lay out shape [2, 2] with strides [?, 0]"
+            "strides: cannot lay out shape [2, 2] with strides [?, 0]"
         );
         assert!(matches!(dec(&t, s(&[Some(1)])), Decision::Unsupported(Unsupported::Strides { .. })));
         // Dims of extent 1 and empty buffers match any strides.
@@ -696,6 +701,6 @@ mod tests {
         let a = allocate(&t, &[5, 3]).unwrap();
         assert_eq!((a.dtype(), a.shape()), (DType::U32, &[5usize, 3][..]));
         assert!(a.is_c_contiguous());
-        assert_eq!(allocate(&t, &[5]).unwrap_err().to_string(), "buffer rank: expected 2, got 1");
+        assert_eq!(allocate(&t, &[5]).unwrap_err().to_string(), "rank: expected 2, got 1");
     }
 }

@@ -30,11 +30,11 @@
 //!
 //! let ragged = Value::List(vec![Value::List(vec![Value::Int(1)]), Value::List(vec![])]);
 //! let e = coerce_arguments(vec![ragged], Dict::new(), &params).unwrap_err();
-//! assert_eq!(e.to_string(), "invalid argument: argument 0 at [1]: ragged list: 0 items where [0] has 1");
+//! assert_eq!(e.to_string(), "argument [0][1]: ragged list: 0 items where [0][0] has 1");
 //! ```
 
 use crate::array::Array;
-use crate::error::Error;
+use crate::error::{CallError, CallErrorKind, CallSide, Error};
 use crate::structure::{IndexPath, PathKey};
 use crate::value::{Dict, Key, Value};
 use fnabi_abi::scalar::DType;
@@ -86,23 +86,21 @@ pub fn coerce_arguments<'a>(
     kwargs: Dict<'a>,
     params: &[InputParam],
 ) -> Result<(Vec<Value<'a>>, Dict<'a>), Error> {
-    let fail = |name: String, path: &IndexPath, msg: String| {
-        let at = if path.keys().is_empty() { String::new() } else { format!(" at {path}") };
-        Error::invalid_argument(format!("argument {name}{at}: {msg}"))
+    let fail = |(path, msg): Failure| -> Error {
+        CallError::new(CallSide::Argument, path, CallErrorKind::Invalid(msg)).into()
     };
-    let mut path = Vec::new();
     let args = args
         .into_iter()
         .enumerate()
         .map(|(i, v)| match params.get(i) {
-            Some(p) => coerce(v, &p.ty, &mut path).map_err(|(p, m)| fail(i.to_string(), &p, m)),
+            Some(p) => coerce(v, &p.ty, &mut vec![PathKey::Index(i)]).map_err(fail),
             None => Ok(v),
         })
         .collect::<Result<Vec<_>, _>>()?;
     let mut out = Dict::with_capacity(kwargs.len());
     for (k, v) in kwargs.into_iter() {
         let v = match params.iter().find(|p| p.name.as_ref() == Some(&k)) {
-            Some(p) => coerce(v, &p.ty, &mut path).map_err(|(p, m)| fail(format!("{k:?}"), &p, m))?,
+            Some(p) => coerce(v, &p.ty, &mut vec![PathKey::Name(k.clone())]).map_err(fail)?,
             None => v,
         };
         out.push_unique(k, v);
@@ -110,7 +108,7 @@ pub fn coerce_arguments<'a>(
     Ok((args, out))
 }
 
-/// Where (inside one argument) and what failed.
+/// Where (the argument's key, then the path inside it) and what failed.
 type Failure = (IndexPath, String);
 
 fn at(path: &[PathKey], msg: String) -> Failure {
@@ -256,10 +254,12 @@ fn collect_leaves<'v>(
     }
 }
 
-/// The first list at the same depth as `path`, which fixed that depth's length.
+/// The first list at the same depth as `path` (in the same argument, its
+/// first key), which fixed that depth's length.
 fn sibling_name(path: &[PathKey]) -> String {
-    let first: Vec<PathKey> = path.iter().map(|_| PathKey::Index(0)).collect();
-    if first.is_empty() { "the first list".to_owned() } else { IndexPath(first).to_string() }
+    let first: Vec<PathKey> =
+        path.iter().enumerate().map(|(j, k)| if j == 0 { k.clone() } else { PathKey::Index(0) }).collect();
+    if first.len() < 2 { "the first list".to_owned() } else { IndexPath(first).to_string() }
 }
 
 /// Converts the leaf numbers to `dtype`; on failure, the element's
@@ -388,37 +388,37 @@ mod tests {
         };
         assert_eq!(
             one(r(vec![vec![1, 2], vec![3, 300]]), m.clone()).unwrap_err(),
-            "invalid argument: argument 0 at [1][1]: 300 is out of range for u8"
+            "argument [0][1][1]: 300 is out of range for u8"
         );
         assert_eq!(
             one(r(vec![vec![1, 2], vec![3]]), m.clone()).unwrap_err(),
-            "invalid argument: argument 0 at [1]: ragged list: 1 items where [0] has 2"
+            "argument [0][1]: ragged list: 1 items where [0][0] has 2"
         );
         assert_eq!(
             one(list(vec![list(vec![Value::Int(1)]), Value::Int(2)]), m.clone()).unwrap_err(),
-            "invalid argument: argument 0 at [1]: expected a list (ragged?), got int"
+            "argument [0][1]: expected a list (ragged?), got int"
         );
         assert_eq!(
             one(list(vec![Value::Int(1)]), m).unwrap_err(),
-            "invalid argument: argument 0: nested lists of depth 1 for an array of rank 2"
+            "argument [0]: nested lists of depth 1 for an array of rank 2"
         );
         let f = arr(DType::F32, &[None]);
         assert_eq!(
             one(list(vec![Value::Float(1e39)]), f.clone()).unwrap_err(),
-            "invalid argument: argument 0 at [0]: 1e39 is out of range for f32"
+            "argument [0][0]: 1e39 is out of range for f32"
         );
         assert_eq!(
             one(list(vec![Value::from("x")]), f).unwrap_err(),
-            "invalid argument: argument 0 at [0]: str is not a valid f32 element"
+            "argument [0][0]: str is not a valid f32 element"
         );
         let i = arr(DType::I32, &[None]);
         assert_eq!(
             one(list(vec![Value::Float(1.5)]), i.clone()).unwrap_err(),
-            "invalid argument: argument 0 at [0]: 1.5 is not a valid i32 element"
+            "argument [0][0]: 1.5 is not a valid i32 element"
         );
         assert_eq!(
             one(list(vec![list(vec![Value::Int(1)])]), i).unwrap_err(),
-            "invalid argument: argument 0 at [0]: nested deeper than the array's rank (a ragged list?)"
+            "argument [0][0]: nested deeper than the array's rank (a ragged list?)"
         );
     }
 }

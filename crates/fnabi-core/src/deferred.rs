@@ -25,9 +25,10 @@
 
 use crate::array::Array;
 use crate::buffer::{allocate, check_shape};
-use crate::error::{Error, ErrorKind};
+use crate::error::{CallError, CallErrorKind, CallSide, Error};
 use fnabi_abi::raw::{BufferType, Dim, RawSignature, RawType};
 use fnabi_abi::scalar::DType;
+use fnabi_abi::structure::{IndexPath, PathKey};
 
 /// The function an `fbr` attribute names: given all dynamic input dims (in
 /// input order, dims in order within each input), it returns one slot per
@@ -71,42 +72,32 @@ pub enum ResultSlot {
 /// let sig = RawSignature::parse_human("(Buffer<float32[?x4x?]>, sint32, Buffer<uint8[?]>) -> ()").unwrap();
 /// assert_eq!(dynamic_input_dims(&sig, &[&[2, 4, 6], &[], &[9]]).unwrap(), [2, 6, 9]);
 /// let e = dynamic_input_dims(&sig, &[&[2, 5, 6], &[], &[9]]).unwrap_err();
-/// assert_eq!(e.to_string(), "input 0: buffer dim 1: expected 4, got 5");
+/// assert_eq!(e.to_string(), "argument [0] (Buffer<float32[?x4x?]>): dim 1: expected 4, got 5");
 /// ```
 pub fn dynamic_input_dims(sig: &RawSignature, input_shapes: &[&[usize]]) -> Result<Vec<usize>, Error> {
     if input_shapes.len() != sig.inputs.len() {
-        return Err(Error::mismatch(
-            "number of input shapes",
-            sig.inputs.len().to_string(),
-            input_shapes.len().to_string(),
-        ));
+        let kind = CallErrorKind::Arity { expected: sig.inputs.len(), at_least: false, got: input_shapes.len() };
+        return Err(CallError::argument(kind).into());
     }
     let mut dims = Vec::new();
     for (i, (t, shape)) in sig.inputs.iter().zip(input_shapes).enumerate() {
         match t {
             RawType::Buffer(b) => {
-                check_shape(b, shape).map_err(|e| in_context(&format!("input {i}"), e))?;
+                check_shape(b, shape).map_err(|e| CallError::locate(e, CallSide::Argument, &input_path(i), b))?;
                 dims.extend(b.dims().iter().zip(shape.iter()).filter(|(d, _)| **d == Dim::Dynamic).map(|(_, &n)| n));
             }
             _ if shape.is_empty() => {}
             _ => {
-                return Err(Error::mismatch(
-                    format!("shape of input {i} ({t})"),
-                    "[] (not a buffer)",
-                    format!("{shape:?}"),
-                ));
+                let kind = CallError::value_kind("no shape (not a buffer)", format!("shape {shape:?}"));
+                return Err(CallError::new(CallSide::Argument, input_path(i), kind).with_note(t).into());
             }
         }
     }
     Ok(dims)
 }
 
-fn in_context(context: &str, e: Error) -> Error {
-    match e.into_kind() {
-        ErrorKind::Mismatch { context: c, expected, got } => Error::mismatch(format!("{context}: {c}"), expected, got),
-        ErrorKind::InvalidArgument(m) => Error::invalid_argument(format!("{context}: {m}")),
-        kind => kind.into(),
-    }
+fn input_path(i: usize) -> IndexPath {
+    IndexPath(vec![PathKey::Index(i)])
 }
 
 /// Plans the results of a call: static result buffers are allocated
@@ -165,17 +156,17 @@ pub fn plan_results(
 }
 
 fn check_allocated(i: usize, ty: &BufferType, a: &Array<'static>) -> Result<(), Error> {
-    let ctx = format!("result {i} from the result allocator");
+    let at = |kind| {
+        CallError::new(CallSide::Result, input_path(i), kind).with_note(format_args!("{ty} from the result allocator"))
+    };
     if a.dtype() != DType::Scalar(ty.dtype()) {
-        return Err(Error::mismatch(
-            format!("{ctx}: element type"),
-            format!("{:#}", ty.dtype()),
-            a.dtype().to_string(),
-        ));
+        return Err(at(CallErrorKind::Dtype { expected: DType::Scalar(ty.dtype()), got: a.dtype() }).into());
     }
-    check_shape(ty, a.shape()).map_err(|e| in_context(&ctx, e))?;
+    check_shape(ty, a.shape()).map_err(|e| {
+        CallError::locate(e, CallSide::Result, &input_path(i), format_args!("{ty} from the result allocator"))
+    })?;
     if !a.is_writable() {
-        return Err(Error::invalid_argument(format!("{ctx} is not writable")));
+        return Err(at(CallErrorKind::Invalid("not writable".into())).into());
     }
     Ok(())
 }
@@ -236,15 +227,18 @@ mod tests {
         assert_eq!(run(vec![]), "slots returned by the result allocator (one per dynamic result): expected 1, got 0");
         assert_eq!(
             run(vec![Some(Array::zeros(DType::F64, &[2, 3]).unwrap())]),
-            "result 0 from the result allocator: element type: expected f32, got f64"
+            "result [0] (Buffer<float32[?x3]> from the result allocator): element type: expected f32, got f64"
         );
         assert_eq!(
             run(vec![Some(Array::zeros(DType::F32, &[2, 4]).unwrap())]),
-            "result 0 from the result allocator: buffer dim 1: expected 3, got 4"
+            "result [0] (Buffer<float32[?x3]> from the result allocator): dim 1: expected 3, got 4"
         );
         let shared = Array::zeros(DType::F32, &[2, 3]).unwrap();
         let keep = shared.clone();
-        assert_eq!(run(vec![Some(shared)]), "invalid argument: result 0 from the result allocator is not writable");
+        assert_eq!(
+            run(vec![Some(shared)]),
+            "result [0] (Buffer<float32[?x3]> from the result allocator): not writable"
+        );
         drop(keep);
         let mut failing = |_: &[usize]| -> Slots { Err(Error::invalid_argument("fbr failed")) };
         assert!(plan_results(&s, &[&[2]], Some(&mut failing)).is_err());
@@ -255,15 +249,15 @@ mod tests {
         let s = sig("(Buffer<float32[?x2]>, sint32) -> ()");
         assert_eq!(
             dynamic_input_dims(&s, &[&[1, 2]]).unwrap_err().to_string(),
-            "number of input shapes: expected 2, got 1"
+            "wrong number of arguments: expected 2, got 1"
         );
         assert_eq!(
             dynamic_input_dims(&s, &[&[1, 2], &[1]]).unwrap_err().to_string(),
-            "shape of input 1 (sint32): expected [] (not a buffer), got [1]"
+            "argument [1] (sint32): expected no shape (not a buffer), got shape [1]"
         );
         assert_eq!(
             dynamic_input_dims(&s, &[&[1], &[]]).unwrap_err().to_string(),
-            "input 0: buffer rank: expected 2, got 1"
+            "argument [0] (Buffer<float32[?x2]>): rank: expected 2, got 1"
         );
     }
 }

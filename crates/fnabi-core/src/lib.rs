@@ -48,7 +48,7 @@ pub mod value;
 pub mod vm;
 
 pub use array::{Array, HostBuffer};
-pub use error::{CallError, Error, ErrorKind, Result};
+pub use error::{CallError, CallErrorKind, CallSide, Error, ErrorKind, Result};
 pub use fnabi_abi::{
     AbiAttributes, BufferType, DType, Dim, DimOrder, Element, Float8, IndexPath, ParseError, ParseErrorKind, PathKey,
     RawSignature, RawType, ScalarType, SipSignature, Structure, StructureError,

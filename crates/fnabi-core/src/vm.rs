@@ -25,10 +25,11 @@
 //! ```
 
 use crate::array::Array;
-use crate::error::Error;
+use crate::error::{CallError, CallErrorKind, CallSide, Error};
 use crate::value::Key;
 pub use fnabi_abi::cconv::{CallingConvention, CconvItem, CconvType};
 use fnabi_abi::scalar::DType;
+use fnabi_abi::structure::{IndexPath, PathKey};
 use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
@@ -322,11 +323,7 @@ impl<'a> VmList<'a> {
     /// Appends an element after checking it against the element type.
     pub fn push(&mut self, v: Variant<'a>) -> Result<(), Error> {
         if !self.accepts(&v) {
-            return Err(Error::mismatch(
-                format!("element {} of a list<{}>", self.items.len(), self.element_type),
-                self.element_type.to_string(),
-                v.type_description(),
-            ));
+            return Err(list_element_error(self.items.len(), &self.element_type, &v));
         }
         self.items.push(v);
         Ok(())
@@ -506,18 +503,35 @@ pub fn register_accepts(t: CconvType, v: &Variant<'_>) -> bool {
 /// a bare `FAILED_PRECONDITION`; this names the argument. For variadic
 /// conventions only the fixed prefix is checked.
 pub fn check_args(cc: &CallingConvention, args: &[Variant<'_>]) -> Result<(), Error> {
-    check_registers(("argument", "arguments"), cc.args(), args, 0)
+    check_registers(CallSide::Argument, cc.args(), args, 0)
 }
 
 /// Checks a flat result list against a convention's result registers.
 pub fn check_results(cc: &CallingConvention, results: &[Variant<'_>]) -> Result<(), Error> {
-    check_registers(("result", "results"), cc.results(), results, 0)
+    check_registers(CallSide::Result, cc.results(), results, 0)
+}
+
+/// A list element that its list's element type does not accept.
+#[cold]
+fn list_element_error(index: usize, element_type: &ListElementType, v: &Variant<'_>) -> Error {
+    let kind = CallError::value_kind(element_type.to_string(), v.type_description());
+    CallError::new(CallSide::Value, IndexPath(vec![PathKey::Index(index)]), kind)
+        .with_note(format_args!("list<{element_type}>"))
+        .into()
+}
+
+/// A VM value that register `i` of `side` does not accept.
+#[cold]
+fn register_error(side: CallSide, i: usize, expected: impl fmt::Display, v: &Variant<'_>) -> Error {
+    let got = if v.value_type().is_some() { v.to_string() } else { v.type_description() };
+    let kind = CallError::value_kind(expected.to_string(), got);
+    CallError::new(side, IndexPath(vec![PathKey::Index(i)]), kind).with_note("VM register").into()
 }
 
 /// Checks `values` against register items; `trailing` more registers at
 /// the end are supplied by someone else (the fences of an async call).
 pub(crate) fn check_registers(
-    (what, plural): (&'static str, &'static str),
+    side: CallSide,
     items: &[CconvItem],
     values: &[Variant<'_>],
     trailing: usize,
@@ -527,21 +541,14 @@ pub(crate) fn check_registers(
     let n = values.len() + trailing;
     if (!variadic && n != fixed) || (variadic && n < fixed) {
         let user = fixed.saturating_sub(trailing);
-        return Err(Error::from(crate::error::CallError::Arity {
-            what: plural,
-            expected: if variadic { format!("at least {user}") } else { user.to_string() },
-            got: values.len(),
-        }));
+        let kind = CallErrorKind::Arity { expected: user, at_least: variadic, got: values.len() };
+        return Err(CallError::new(side, IndexPath::root(), kind).into());
     }
     for (i, (item, v)) in items.iter().zip(values).take(fixed).enumerate() {
         if let CconvItem::Single(t) = item
             && !register_accepts(*t, v)
         {
-            return Err(Error::mismatch(
-                format!("VM {what} {i}"),
-                t.description(),
-                if v.value_type().is_some() { v.to_string() } else { v.type_description() },
-            ));
+            return Err(register_error(side, i, t.description(), v));
         }
     }
     Ok(())
@@ -558,13 +565,19 @@ mod tests {
         assert!(check_args(&cc, &[bv.clone(), Variant::I64(7), Variant::F64(2.5)]).is_ok());
         assert!(check_args(&cc, &[Variant::None, Variant::I8(7), Variant::F32(2.5)]).is_ok());
         let e = check_args(&cc, &[bv.clone(), Variant::I64(1 << 40), Variant::F64(2.5)]).unwrap_err();
-        assert_eq!(e.to_string(), "VM argument 1: expected an i32 value (cconv `i`), got i64 1099511627776");
+        assert_eq!(
+            e.to_string(),
+            "argument [1] (VM register): expected an i32 value (cconv `i`), got i64 1099511627776"
+        );
         let e = check_args(&cc, &[Variant::I32(1), Variant::I32(1), Variant::F64(2.5)]).unwrap_err();
-        assert_eq!(e.to_string(), "VM argument 0: expected a ref or none (cconv `r`), got i32 1");
+        assert_eq!(e.to_string(), "argument [0] (VM register): expected a ref or none (cconv `r`), got i32 1");
         let e = check_args(&cc, &[bv.clone(), Variant::I32(1), bv.clone()]).unwrap_err();
-        assert_eq!(e.to_string(), "VM argument 2: expected an f32 value (cconv `f`), got buffer_view f32[2]");
+        assert_eq!(
+            e.to_string(),
+            "argument [2] (VM register): expected an f32 value (cconv `f`), got buffer_view f32[2]"
+        );
         let e = check_args(&cc, &[bv.clone(), Variant::I32(1), Variant::F64(1e300)]).unwrap_err();
-        assert!(e.to_string().starts_with("VM argument 2: expected an f32 value"), "{e}");
+        assert!(e.to_string().starts_with("argument [2] (VM register): expected an f32 value"), "{e}");
         let e = check_args(&cc, &[bv]).unwrap_err();
         assert_eq!(e.to_string(), "wrong number of arguments: expected 3, got 1");
         assert!(check_results(&cc, &[Variant::I32(3)]).is_ok());
@@ -581,7 +594,7 @@ mod tests {
         let mut l = VmList::new(ListElementType::Ref(RefType::BufferView));
         assert!(l.push(Variant::None).is_ok());
         let e = l.push(Variant::I32(1)).unwrap_err();
-        assert_eq!(e.to_string(), "element 1 of a list<!hal.buffer_view>: expected !hal.buffer_view, got i32");
+        assert_eq!(e.to_string(), "value [1] (list<!hal.buffer_view>): expected !hal.buffer_view, got i32");
         let fence = OpaqueRef::new("!hal.fence", Box::new(3u32));
         let mut f = VmList::new(ListElementType::Ref(RefType::Opaque("!hal.fence".into())));
         f.push(Variant::Ref(VmRef::Opaque(fence.clone()))).unwrap();

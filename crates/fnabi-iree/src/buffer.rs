@@ -17,6 +17,7 @@ use crate::error::{IreeError, StatusCode};
 use crate::ffi::{self, check, sys};
 use crate::runtime::DeviceHandle;
 use fnabi_core::array::{HostBuffer, element_count};
+use fnabi_core::error::CallError;
 use fnabi_core::{Array, DType, ScalarType};
 use std::ffi::c_void;
 use std::ptr::NonNull;
@@ -392,7 +393,9 @@ pub(crate) unsafe fn array_of_view(
         // SAFETY: a live view has `rank` dims at `dims`.
         unsafe { std::slice::from_raw_parts(dims, rank) }.to_vec()
     };
-    let mismatch = |expected: &str, got: String| fnabi_core::Error::mismatch("result buffer view", expected, got);
+    let mismatch = |expected: &str, got: String| -> fnabi_core::Error {
+        CallError::result(CallError::value_kind(expected.to_owned(), got)).with_note("a buffer view").into()
+    };
     if encoding != sys::iree_hal_encoding_types_t_IREE_HAL_ENCODING_TYPE_DENSE_ROW_MAJOR {
         return Err(mismatch("dense row-major encoding", format!("encoding 0x{encoding:08X}")));
     }

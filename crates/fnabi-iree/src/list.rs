@@ -14,6 +14,7 @@ use crate::runtime::{DeviceHandle, instance};
 use crate::staging::Staging;
 use fnabi_abi::limits::MAX_DEPTH;
 use fnabi_core::Array;
+use fnabi_core::error::CallError;
 use fnabi_core::vm::{BufferView, ListElementType, OpaqueRef, RefType, ValueType, Variant, VmList, VmRef};
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -296,11 +297,9 @@ impl Marshal<'_> {
             Variant::Ref(VmRef::Opaque(o)) => match o.payload().downcast_ref::<RuntimeRef>() {
                 Some(r) => list.push_ref(r.r.retain())?,
                 None => {
-                    return Err(fnabi_core::Error::mismatch(
-                        "VM reference",
-                        "a reference the IREE runtime made",
-                        format!("an opaque {} made elsewhere", o.type_name()),
-                    ));
+                    let got = format!("an opaque {} made elsewhere", o.type_name());
+                    let kind = CallError::value_kind("a reference the IREE runtime made", got);
+                    return Err(CallError::argument(kind).with_note("a VM reference").into());
                 }
             },
         }
@@ -438,11 +437,11 @@ unsafe fn read_variant(
                 Some(ValueType::F32) => Variant::F32(u.f32_),
                 Some(ValueType::F64) => Variant::F64(u.f64_),
                 None => {
-                    return Err(fnabi_core::Error::mismatch(
-                        "VM result",
+                    let kind = CallError::value_kind(
                         "a value of type i8, i16, i32, i64, f32 or f64",
                         format!("value type {vt}"),
-                    ));
+                    );
+                    return Err(CallError::result(kind).with_note("a VM value").into());
                 }
             }
         });

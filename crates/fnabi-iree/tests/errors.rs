@@ -5,7 +5,7 @@
 
 use fnabi::conventions::FunctionAbi;
 use fnabi::vm::{BufferView, OpaqueRef, Variant, VmList, VmRef};
-use fnabi::{Array, Dict, Error, ErrorKind, Value};
+use fnabi::{Array, CallError, CallErrorKind, CallSide, DType, Dict, Error, ErrorKind, PathKey, Value};
 use fnabi_iree::{Device, IreeError, IreeModule, StatusCode};
 
 fn path(name: &str) -> String {
@@ -48,19 +48,81 @@ fn runtime(r: Result<Value<'static>, Error>) -> IreeError {
 fn wrong_dtype_rank_and_static_dim() {
     let add = module("add").function("add").unwrap();
     let i = Value::from(Array::from_vec(&[4], vec![1i32, 2, 3, 4]).unwrap());
-    assert_eq!(checked(add.call([i, four()])), "argument 0: expected f32[4], got i32[4]");
-    assert_eq!(checked(add.call([four(), f32s(&[2, 2], &[0.0; 4])])), "argument 1: expected f32[4], got f32[2x2]");
-    assert_eq!(checked(add.call([four(), f32s(&[5], &[0.0; 5])])), "argument 1: expected f32[4], got f32[5]");
-    assert_eq!(checked(add.call([four(), Value::Int(3)])), "argument 1: expected f32[4], got int 3");
+    assert_eq!(checked(add.call([i, four()])), "argument [0] (f32[4]): element type: expected f32, got i32");
+    assert_eq!(checked(add.call([four(), f32s(&[2, 2], &[0.0; 4])])), "argument [1] (f32[4]): rank: expected 1, got 2");
+    assert_eq!(checked(add.call([four(), f32s(&[5], &[0.0; 5])])), "argument [1] (f32[4]): dim 0: expected 4, got 5");
+    assert_eq!(checked(add.call([four(), Value::Int(3)])), "argument [1]: expected f32[4], got int 3");
     let dynamic = module("dynamic").function("dyn_add").unwrap();
     assert_eq!(
         checked(dynamic.call([f32s(&[2, 3], &[0.0; 6]), f32s(&[2, 4], &[0.0; 8])])),
-        "argument 0: expected f32[?x4], got f32[2x3]"
+        "argument [0] (f32[?x4]): dim 1: expected 4, got 3"
     );
     // Nested: the path inside the argument is named.
     let f = module("nested").function("dict_in_tuple_out").unwrap();
     let bad = Value::dict([("x", f32s(&[1, 4], &[0.0; 4])), ("y", f32s(&[4], &[0.0; 4]))]);
-    assert_eq!(checked(f.call([bad])), r#"argument 0 ["y"]: expected f32[1x4], got f32[4]"#);
+    assert_eq!(checked(f.call([bad])), r#"argument [0]["y"] (f32[1x4]): rank: expected 2, got 1"#);
+}
+
+/// The call error of a fnabi (not runtime) error: its side, index path and kind.
+fn call_error(r: Result<Value<'static>, Error>) -> (CallSide, Vec<PathKey>, CallErrorKind) {
+    match r.map_err(Error::into_kind) {
+        Err(ErrorKind::Call(CallError { side, path, kind, .. })) => (side, path.0, kind),
+        Err(other) => panic!("not a call error: {other}"),
+        Ok(v) => panic!("expected an error, got {}", fnabi::json::to_string(&v)),
+    }
+}
+
+#[test]
+fn errors_are_typed_at_their_index_path() {
+    use CallErrorKind as K;
+    let arg = |i: usize| vec![PathKey::Index(i)];
+    let add = module("add").function("add").unwrap();
+    let i = Value::from(Array::from_vec(&[4], vec![1i32, 2, 3, 4]).unwrap());
+    assert_eq!(
+        call_error(add.call([i, four()])),
+        (CallSide::Argument, arg(0), K::Dtype { expected: DType::F32, got: DType::I32 })
+    );
+    assert_eq!(
+        call_error(add.call([four(), f32s(&[2, 2], &[0.0; 4])])),
+        (CallSide::Argument, arg(1), K::Rank { expected: 1, got: 2 })
+    );
+    assert_eq!(
+        call_error(add.call([four(), f32s(&[5], &[0.0; 5])])),
+        (CallSide::Argument, arg(1), K::Dim { axis: 0, expected: 4, got: 5 })
+    );
+    // Arity: binding, and the calling convention of a function without reflection.
+    assert_eq!(
+        call_error(add.call([four()])),
+        (CallSide::Argument, arg(1), K::MissingArgument { index: 1, name: None })
+    );
+    assert_eq!(call_error(add.call([four(), four(), four()])).2, K::TooManyPositional { max: 2, got: 3 });
+    let init = module("add").function("__init").unwrap();
+    assert_eq!(
+        call_error(init.call([Value::Int(1)])),
+        (CallSide::Argument, vec![], K::Arity { expected: 0, at_least: false, got: 1 })
+    );
+    // Nested: a dim inside a dict, and a missing key of the dict.
+    let n = module("nested");
+    let f = n.function("dict_in_tuple_out").unwrap();
+    let bad = Value::dict([("x", f32s(&[1, 4], &[0.0; 4])), ("y", f32s(&[4], &[0.0; 4]))]);
+    assert_eq!(
+        call_error(f.call([bad])),
+        (CallSide::Argument, vec![PathKey::Index(0), PathKey::Name("y".into())], K::Rank { expected: 2, got: 1 })
+    );
+    let dict8 = n.function("dict8").unwrap();
+    let seven = Value::dict((0..7).map(|k| (format!("k{k}"), four())));
+    assert_eq!(call_error(dict8.call([seven])), (CallSide::Argument, arg(0), K::MissingKey("k7".into())));
+    // A missing keyword argument is at its keyword.
+    let deep = n.function("nested_deep").unwrap();
+    let a = Value::dict([("a", Value::List(vec![four(), four()])), ("b", Value::dict([("c", four())]))]);
+    assert_eq!(
+        call_error(deep.call([a])),
+        (
+            CallSide::Argument,
+            vec![PathKey::Name("alpha".into())],
+            K::MissingArgument { index: 1, name: Some("alpha".into()) }
+        )
+    );
 }
 
 #[test]
@@ -69,19 +131,20 @@ fn wrong_scalars_strings_and_dicts() {
     let add_i32 = m.function("add_i32").unwrap();
     assert_eq!(
         checked(add_i32.call([Value::Int(1 << 40), Value::Int(1)])),
-        "argument 0: expected i32 in -2147483648..=2147483647, got 1099511627776"
+        "argument [0]: 1099511627776 is out of range for i32 in -2147483648..=2147483647"
     );
-    assert_eq!(checked(add_i32.call([Value::Float(1.5), Value::Int(1)])), "argument 0: expected i32, got float 1.5");
+    assert_eq!(checked(add_i32.call([Value::Float(1.5), Value::Int(1)])), "argument [0]: expected i32, got float 1.5");
     let n = module("nested");
     let str_len = n.function("str_len").unwrap();
-    assert!(checked(str_len.call([Value::Int(3)])).starts_with("argument 0: expected "), "int for a string");
+    let e = checked(str_len.call([Value::Int(3)]));
+    assert!(e.starts_with("argument [0]: expected ") && e.ends_with(", got int 3"), "int for a string: {e}");
     let dict8 = n.function("dict8").unwrap();
     let seven = Value::dict((0..7).map(|k| (format!("k{k}"), four())));
-    assert!(checked(dict8.call([seven])).starts_with("argument 0: expected "), "a missing key");
+    assert!(checked(dict8.call([seven])).ends_with(r#"): missing key "k7""#), "a missing key");
     let bytes_sum = n.function("bytes_sum").unwrap();
     assert_eq!(
         checked(bytes_sum.call([Value::List(vec![Value::Int(300); 5])])),
-        "argument 0 [0]: expected i8 in -128..=127, got 300"
+        "argument [0][0]: 300 is out of range for i8 in -128..=127"
     );
 }
 
@@ -201,12 +264,12 @@ fn vm_calls_check_the_calling_convention() {
     let e = m.vm_call("add", &VmList::from_variants(vec![x.clone()])).err().unwrap();
     assert_eq!(e.to_string(), "wrong number of arguments: expected 2, got 1");
     let e = m.vm_call("add", &VmList::from_variants(vec![x.clone(), Variant::I32(1)])).err().unwrap();
-    assert_eq!(e.to_string(), "VM argument 1: expected a ref or none (cconv `r`), got i32 1");
+    assert_eq!(e.to_string(), "argument [1] (VM register): expected a ref or none (cconv `r`), got i32 1");
     let fence = Variant::Ref(VmRef::Opaque(OpaqueRef::new("!hal.fence", Box::new(1u8))));
     let e = m.vm_call("add", &VmList::from_variants(vec![x.clone(), fence])).err().unwrap();
     assert_eq!(
         e.to_string(),
-        "VM reference: expected a reference the IREE runtime made, got an opaque !hal.fence made elsewhere"
+        "arguments (a VM reference): expected a reference the IREE runtime made, got an opaque !hal.fence made elsewhere"
     );
     // The runtime's check of a prebuilt list: a mismatched element type.
     let i = Variant::buffer_view(BufferView::new(Array::from_vec(&[4], vec![1i32; 4]).unwrap()).unwrap());

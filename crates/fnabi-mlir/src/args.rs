@@ -6,7 +6,8 @@
 use fnabi_abi::mlir::types::{ElementType, MlirType};
 use fnabi_abi::scalar::ScalarType;
 use fnabi_core::array::Array;
-use fnabi_core::error::Error;
+use fnabi_core::error::{CallError, CallErrorKind, CallSide, Error};
+use fnabi_core::structure::{IndexPath, PathKey};
 use fnabi_core::value::Value;
 use half::{bf16, f16};
 
@@ -227,10 +228,9 @@ impl<'a, 'b> Arg<'a, 'b> {
             Value::Float(f) => Arg::Float(*f),
             Value::Bool(b) => Arg::Bool(*b),
             other => {
-                return Err(Error::invalid_argument(format!(
-                    "a {} cannot be an argument of an MLIR function (arrays and scalars only)",
-                    other.kind()
-                )));
+                let kind =
+                    CallError::value_kind("an array or a scalar (of an MLIR function)", format!("a {}", other.kind()));
+                return Err(CallError::argument(kind).into());
             }
         })
     }
@@ -264,37 +264,63 @@ impl From<Scalar> for Arg<'_, '_> {
     }
 }
 
-/// How error messages name an argument: `argument 2`, or with a name given
-/// by the caller (an index path), `input ["w"] (argument 2)`.
+/// Where a flat (raw) argument of a native call is in the caller's values,
+/// for errors: `side` and `path` (the index path of a structured
+/// function's leaf; `None`: `[index]`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ArgLabel<'a> {
     pub(crate) index: usize,
-    pub(crate) name: Option<&'a str>,
+    pub(crate) side: CallSide,
+    pub(crate) path: Option<&'a IndexPath>,
 }
 
-impl std::fmt::Display for ArgLabel<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.name {
-            Some(n) => write!(f, "{n} (argument {})", self.index),
-            None => write!(f, "argument {}", self.index),
+impl ArgLabel<'_> {
+    /// Raw argument `index`, at the path `[index]` of the arguments.
+    pub(crate) fn raw(index: usize) -> ArgLabel<'static> {
+        ArgLabel { index, side: CallSide::Argument, path: None }
+    }
+
+    fn path(&self) -> IndexPath {
+        match self.path {
+            Some(p) => p.clone(),
+            None => IndexPath(vec![PathKey::Index(self.index)]),
+        }
+    }
+
+    /// The declared type, and the raw argument when the path does not say it.
+    fn note(&self, t: &MlirType) -> String {
+        match self.path {
+            Some(p) if p.keys() != [PathKey::Index(self.index)] => format!("{t}, raw argument {}", self.index),
+            _ => t.to_string(),
         }
     }
 }
 
-pub(crate) fn arg_error(i: ArgLabel<'_>, t: &MlirType, msg: impl std::fmt::Display) -> Error {
-    Error::invalid_argument(format!("{i} ({t}): {msg}"))
+/// A call error of `kind` at argument `i` of type `t`.
+#[cold]
+pub(crate) fn arg_error(i: ArgLabel<'_>, t: &MlirType, kind: CallErrorKind) -> Error {
+    CallError::new(i.side, i.path(), kind).with_note(i.note(t)).into()
+}
+
+/// An error of a check that knows no path (a descriptor, a conversion),
+/// placed at argument `i` of type `t` (see [`CallError::locate`]).
+#[cold]
+pub(crate) fn locate_arg(i: ArgLabel<'_>, t: &MlirType, e: Error) -> Error {
+    CallError::locate(e, i.side, &i.path(), i.note(t))
 }
 
 /// The register bits of scalar argument `i` of type `e`.
 pub(crate) fn scalar_bits(i: ArgLabel<'_>, t: &MlirType, e: ElementType, arg: &Arg<'_, '_>) -> Result<u64, Error> {
     use ScalarType as S;
-    let range = |v: &dyn std::fmt::Display| arg_error(i, t, format!("{v} is out of range"));
+    let range = |v: &dyn std::fmt::Display| {
+        arg_error(i, t, CallErrorKind::OutOfRange { expected: e.to_string().into(), got: v.to_string().into() })
+    };
     let s = match *arg {
         Arg::Scalar(s) => {
             let got = s.element_type();
             let ok = got == e || (e == ElementType::Index && got == ElementType::Scalar(S::I64));
             if !ok {
-                return Err(Error::mismatch(format!("type of {i}"), e.to_string(), got.to_string()));
+                return Err(arg_error(i, t, CallError::value_kind(e.to_string(), got.to_string())));
             }
             return Ok(s.to_bits());
         }
@@ -302,10 +328,15 @@ pub(crate) fn scalar_bits(i: ArgLabel<'_>, t: &MlirType, e: ElementType, arg: &A
         Arg::Mut(ref a) if a.rank() == 0 => return rank0_bits(i, t, e, a),
         Arg::Bool(b) if e == ElementType::I1 => Scalar::Bool(b),
         Arg::Int(v) => match e {
-            ElementType::Float8(_) => return Err(arg_error(i, t, "8-bit float scalars are not supported")),
+            ElementType::Float8(_) => {
+                return Err(arg_error(i, t, CallErrorKind::Invalid("8-bit float scalars are not supported".into())));
+            }
             ElementType::I1 => match v {
                 0 | 1 => Scalar::Bool(v == 1),
-                _ => return Err(arg_error(i, t, format!("{v} is not a boolean (0 or 1)"))),
+                _ => {
+                    let kind = CallErrorKind::OutOfRange { expected: "i1 (0 or 1)".into(), got: v.to_string().into() };
+                    return Err(arg_error(i, t, kind));
+                }
             },
             ElementType::Index => Scalar::Index(v),
             ElementType::Scalar(st) => match st {
@@ -320,7 +351,7 @@ pub(crate) fn scalar_bits(i: ArgLabel<'_>, t: &MlirType, e: ElementType, arg: &A
                 _ => {
                     let f = v as f64;
                     if f as i64 != v || f.abs() >= 9.007_199_254_740_992e15 {
-                        return Err(arg_error(i, t, format!("{v} has no exact {e} value")));
+                        return Err(arg_error(i, t, CallErrorKind::Invalid(format!("{v} has no exact {e} value"))));
                     }
                     float_scalar(i, t, st, f)?
                 }
@@ -328,9 +359,9 @@ pub(crate) fn scalar_bits(i: ArgLabel<'_>, t: &MlirType, e: ElementType, arg: &A
         },
         Arg::Float(f) => match e {
             ElementType::Scalar(st) if st.is_float() => float_scalar(i, t, st, f)?,
-            _ => return Err(arg_error(i, t, format!("expected an integer, got float {f}"))),
+            _ => return Err(arg_error(i, t, CallError::value_kind("an integer", format!("float {f}")))),
         },
-        _ => return Err(arg_error(i, t, format!("expected a scalar, got {}", arg.kind()))),
+        _ => return Err(arg_error(i, t, CallError::value_kind("a scalar", arg.kind()))),
     };
     Ok(s.to_bits())
 }
@@ -349,18 +380,15 @@ fn float_scalar(i: ArgLabel<'_>, t: &MlirType, st: ScalarType, f: f64) -> Result
         _ => false,
     };
     if back && f.is_finite() {
-        return Err(arg_error(i, t, format!("{f} is out of range")));
+        let kind = CallErrorKind::OutOfRange { expected: st.to_string().into(), got: f.to_string().into() };
+        return Err(arg_error(i, t, kind));
     }
     Ok(s)
 }
 
 fn rank0_bits(i: ArgLabel<'_>, t: &MlirType, e: ElementType, a: &Array<'_>) -> Result<u64, Error> {
     if a.dtype() != e.dtype() {
-        return Err(Error::mismatch(
-            format!("element type of rank-0 {i} ({t})"),
-            e.dtype().to_string(),
-            a.dtype().to_string(),
-        ));
+        return Err(arg_error(i, t, CallErrorKind::Dtype { expected: e.dtype(), got: a.dtype() }));
     }
     // SAFETY: a rank-0 array holds one element of its dtype at as_ptr()
     // (checked when it was built), and e.size() == dtype size.

@@ -39,10 +39,10 @@ use fnabi_core::array::Array;
 use fnabi_core::bind::{Parameters, bind_arguments};
 use fnabi_core::coerce::{InputParam, InputType};
 use fnabi_core::deferred::{ResultSlot, plan_results};
-use fnabi_core::error::Error;
+use fnabi_core::error::{CallError, CallSide, Error};
 use fnabi_core::function::{Backend, Function, PreparedBackend, pack_results};
 use fnabi_core::structure::StructureExt;
-use fnabi_core::structure::{Plan, Structure};
+use fnabi_core::structure::{IndexPath, PathKey, Plan, Structure};
 use fnabi_core::value::{Dict, Value};
 use smallvec::SmallVec;
 use std::path::Path;
@@ -392,19 +392,25 @@ impl MlirBackend {
             }
             None => None,
         };
-        // Error messages name a structured function's arguments by path.
-        let mut names: Vec<String> = vec![String::new(); ty.inputs.len()];
+        // Errors name a structured function's arguments by their index
+        // paths, a destination by its result's position.
+        let mut places: Vec<Option<(CallSide, IndexPath)>> = vec![None; ty.inputs.len()];
         if sip.is_some() {
             for (path, i) in input_structure.iter().flat_map(|s| s.leaves()) {
-                names[i] = format!("input {path}");
+                places[i] = Some((CallSide::Argument, path));
             }
         }
-        for (i, n) in names.iter_mut().enumerate() {
-            if n.is_empty() {
-                *n = if i < n_in { format!("input {i}") } else { format!("destination of result {}", i - n_in) };
-            }
-        }
-        let func = func.with_argument_names(names)?;
+        let places = places
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                p.unwrap_or_else(|| match i.checked_sub(n_in) {
+                    None => (CallSide::Argument, IndexPath(vec![PathKey::Index(i)])),
+                    Some(r) => (CallSide::Result, IndexPath(vec![PathKey::Index(r)])),
+                })
+            })
+            .collect();
+        let func = func.with_argument_paths(places)?;
         let destinations = RawSignature::new(raw.inputs.clone(), raw.results[..k].to_vec());
         let dynamic_destinations =
             destinations.results.iter().filter(|r| matches!(r, RawType::Buffer(b) if !b.is_static())).count();
@@ -581,7 +587,8 @@ impl MlirPrepared<'_> {
                     let t: &BufferType = b.destinations.results[j]
                         .as_buffer()
                         .ok_or_else(|| Error::invalid_argument(format!("destination of result {j} is not a buffer")))?;
-                    fnabi_core::buffer::check_shape(t, a.shape())?;
+                    fnabi_core::buffer::check_shape(t, a.shape())
+                        .map_err(|e| CallError::locate(e, CallSide::Result, &IndexPath(vec![PathKey::Index(j)]), t))?;
                     Ok(a)
                 }
                 _ => Err(Error::invalid_argument(format!(
@@ -604,7 +611,7 @@ impl PreparedBackend for MlirPrepared<'_> {
         let n = b.inputs.leaf_count();
         let mut leaves: SmallVec<[&Value<'_>; 16]> =
             if n <= 16 { SmallVec::from_buf_and_len([&NO_VALUE; 16], n) } else { SmallVec::from_elem(&NO_VALUE, n) };
-        b.inputs.flatten_into(inputs, &mut leaves)?;
+        b.inputs.flatten_into(inputs, &mut leaves).map_err(|e| CallError::from_structure(e, CallSide::Argument))?;
         if b.destinations.results.is_empty() {
             // The fast path: the leaves bound in place (no argument list);
             // `None` when some leaf needs the general path below, which
@@ -629,10 +636,13 @@ impl PreparedBackend for MlirPrepared<'_> {
         let mut args: SmallVec<[Arg<'_, '_>; 16]> = SmallVec::with_capacity(leaves.len() + dests.len());
         for (i, v) in leaves.iter().enumerate() {
             args.push(Arg::from_value(v).map_err(|e| {
+                let t = &b.func.ty().inputs[i];
                 let path = b.input_structure.as_ref().and_then(|s| s.leaves().find(|(_, k)| *k == i).map(|(p, _)| p));
                 match path {
-                    Some(p) if b.sip.is_some() => Error::invalid_argument(format!("input {p}: {e}")),
-                    _ => Error::invalid_argument(format!("input {i}: {e}")),
+                    Some(p) if b.sip.is_some() => {
+                        CallError::locate(e, CallSide::Argument, &p, format_args!("{t}, raw argument {i}"))
+                    }
+                    _ => CallError::locate(e, CallSide::Argument, &IndexPath(vec![PathKey::Index(i)]), t),
                 }
             })?);
         }

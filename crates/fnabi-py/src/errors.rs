@@ -3,9 +3,9 @@
 //! `fnabi/_errors.py`), with the index path, expected and got as attributes
 //! where the error carries them.
 
-use fnabi::conventions::CallError as RustCallError;
+use fnabi::error::CallSide;
 use fnabi::mlir::MlirError;
-use fnabi::structure::{PathKey, StructureError, StructureErrorKind};
+use fnabi::structure::{StructureError, StructureErrorKind};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyType};
@@ -118,37 +118,17 @@ pub fn to_py(py: Python<'_>, e: fnabi::Error) -> PyErr {
     }
     match e.kind() {
         E::Parse(p) => raise(py, Kind::Signature, Raised { message, offset: Some(p.offset()), ..Raised::default() }),
-        E::Mismatch { context, expected, got } => raise(
+        E::Mismatch { expected, got, .. } => raise(
             py,
             Kind::Call,
-            Raised {
-                path: path_in_context(context),
-                expected: Some(expected.clone()),
-                got: Some(got.clone()),
-                message,
-                offset: None,
-            },
+            Raised { expected: Some(expected.clone()), got: Some(got.clone()), message, ..Raised::default() },
         ),
-        E::InvalidArgument(m) => {
-            let (expected, got) = expected_got(m);
-            raise(py, Kind::Call, Raised { path: path_in_context(m), message, expected, got, offset: None })
-        }
+        E::InvalidArgument(_) => plain(Kind::Call),
         E::Structure(s) => structure_error(py, s, message),
         E::Call(c) => {
-            let (expected, got) = match c {
-                RustCallError::TooManyPositional { max, got } => {
-                    (Some(format!("{max} positional")), Some(got.to_string()))
-                }
-                RustCallError::Arity { expected, got, .. } => (Some(expected.clone()), Some(got.to_string())),
-                RustCallError::MissingArgument { .. } => (Some("an argument".into()), Some("none".into())),
-                _ => (None, None),
-            };
-            // A missing argument is at the path it would have had.
-            let path = match c {
-                RustCallError::MissingArgument { name: Some(n), .. } => Some(PathKey::Name(n.clone()).to_string()),
-                RustCallError::MissingArgument { index, name: None } => Some(PathKey::Index(*index).to_string()),
-                _ => None,
-            };
+            let (expected, got) = c.expected_got().unzip();
+            // The path indexes the arguments; a result's is in the message only.
+            let path = (c.side == CallSide::Argument).then(|| c.path.to_string());
             raise(py, Kind::Call, Raised { message, path, expected, got, offset: None })
         }
         E::Header(h) => {
@@ -177,67 +157,4 @@ fn structure_error(py: Python<'_>, s: &StructureError, message: String) -> PyErr
     };
     let path = s.path().to_string();
     raise(py, Kind::Call, Raised { message, path: Some(path), expected, got, offset: None })
-}
-
-/// The index path that a message names its argument by: MLIR calls say
-/// `input [1]["w1"]: …` (structured) or `input 2 (argument 2) …`; IREE
-/// calls `argument 0 ["b"]["c"]` or `argument 1 (alpha)`.
-fn path_in_context(context: &str) -> Option<String> {
-    if let Some(rest) = context.strip_prefix("argument ") {
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return None;
-        }
-        let mut after = &rest[digits..];
-        if let Some(named) = after.strip_prefix(" (") {
-            after = named.find(')').map_or("", |i| &named[i + 1..]);
-        }
-        let inner = after.strip_prefix(' ').map(bracket_groups).unwrap_or_default();
-        return Some(format!("[{}]{inner}", &rest[..digits]));
-    }
-    let at = context.find("input ")? + "input ".len();
-    let rest = &context[at..];
-    if rest.starts_with('[') {
-        Some(bracket_groups(rest)).filter(|p| !p.is_empty())
-    } else {
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        (digits > 0).then(|| format!("[{}]", &rest[..digits]))
-    }
-}
-
-/// The `[…]` groups at the start of `text` (quoted keys may hold `]`).
-fn bracket_groups(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut end = 0;
-    while bytes.get(end) == Some(&b'[') {
-        let close = if bytes.get(end + 1) == Some(&b'"') {
-            // A quoted key: up to its closing quote (escapes use `\`).
-            let mut i = end + 2;
-            while i < bytes.len() && bytes[i] != b'"' {
-                i += if bytes[i] == b'\\' { 2 } else { 1 };
-            }
-            i + 1
-        } else {
-            match text[end..].find(']') {
-                Some(i) => end + i,
-                None => break,
-            }
-        };
-        if bytes.get(close) != Some(&b']') {
-            break;
-        }
-        end = close + 1;
-    }
-    text[..end].to_owned()
-}
-
-/// The `expected X, got Y` at the end of a message, as fnabi's argument
-/// checks word it (`memref element type: expected f32, got f64`).
-fn expected_got(message: &str) -> (Option<String>, Option<String>) {
-    let Some(at) = message.rfind("expected ") else { return (None, None) };
-    let rest = &message[at + "expected ".len()..];
-    match rest.rfind(", got ") {
-        Some(g) => (Some(rest[..g].to_owned()), Some(rest[g + ", got ".len()..].to_owned())),
-        None => (Some(rest.to_owned()), None),
-    }
 }

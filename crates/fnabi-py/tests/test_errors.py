@@ -47,6 +47,21 @@ def test_wrong_static_dim_and_rank(mlp):
     assert e.value.expected == "2"
 
 
+def test_error_attributes_come_from_the_typed_error(mlp):
+    x, p = mlp_inputs()
+    with pytest.raises(fnabi.CallError) as e:
+        mlp.mlp(x, {**p, "w1": p["w1"].ravel()})
+    assert (e.value.path, e.value.expected, e.value.got) == ('[1]["w1"]', "2", "1")
+    assert str(e.value).startswith('argument [1]["w1"] (memref<4x8xf32>, raw argument 1): rank: ')
+    with pytest.raises(fnabi.CallError) as e:
+        mlp.mlp(x, {k: v for k, v in p.items() if k != "b2"})
+    assert (e.value.path, e.value.expected, e.value.got) == ("[1]", 'key "b2"', "no such key")
+    assert str(e.value) == 'argument [1]: missing key "b2"'
+    with pytest.raises(fnabi.CallError) as e:
+        mlp.mlp(x, {**p, "w3": p["w2"]})
+    assert (e.value.path, e.value.expected, e.value.got) == ("[1]", "no such key", 'key "w3"')
+
+
 def test_missing_and_unknown_keys(mlp):
     x, p = mlp_inputs()
     with pytest.raises(fnabi.CallError) as e:

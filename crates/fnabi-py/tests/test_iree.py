@@ -90,6 +90,29 @@ def test_nested_structures_and_keywords(nested):
     assert nested.nested_deep.signature.startswith("@nested_deep(")
 
 
+def test_iree_error_attributes_come_from_the_typed_error(nested, add):
+    a = np.ones(4, np.float32)
+
+    def raised(f, *args, **kwargs):
+        with pytest.raises(fnabi.CallError) as e:
+            f(*args, **kwargs)
+        return e.value.path, e.value.expected, e.value.got
+
+    # Rank and dim of an array argument.
+    assert raised(add.add, a, np.ones((2, 2), np.float32)) == ("[1]", "1", "2")
+    assert raised(add.add, np.ones(5, np.float32), a) == ("[0]", "4", "5")
+    # Arity: a missing argument at its position, one too many at the root.
+    assert raised(add.add, a) == ("[1]", "an argument", "none")
+    assert raised(add.add, a, a, a) == ("", "2 positional", "3")
+    # A missing dict key, at the dict; a value out of its record's range, at the item.
+    seven = {f"k{i}": a for i in range(7)}
+    assert raised(nested.dict8, seven) == ("[0]", 'key "k7"', "no such key")
+    assert raised(nested.bytes_sum, [1, 2, 3, 4, 300]) == ("[0][4]", "i8 in -128..=127", "300")
+    # A missing keyword argument, at its keyword.
+    deep = {"a": [a, a], "b": {"c": a}}
+    assert raised(nested.nested_deep, deep) == ('["alpha"]', "an argument", "none")
+
+
 def test_iree_errors(nested, add):
     a = np.ones(4, np.float32)
     with pytest.raises(fnabi.CallError) as e:
@@ -98,7 +121,8 @@ def test_iree_errors(nested, add):
     with pytest.raises(fnabi.CallError) as e:
         nested.nested_deep({"a": [a, a], "b": {"c": a.astype(np.float64)}}, alpha=1.0)
     assert e.value.path == '[0]["b"]["c"]'
-    assert (e.value.expected, e.value.got) == ("f32[4]", "f64[4]")
+    assert (e.value.expected, e.value.got) == ("f32", "f64")
+    assert str(e.value) == 'argument [0]["b"]["c"] (f32[4]): element type: expected f32, got f64'
     with pytest.raises(fnabi.CallError):
         nested.nested_deep({"a": [a, a], "b": {"c": a}})
     with pytest.raises(fnabi.FunctionNotFoundError):

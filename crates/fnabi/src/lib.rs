@@ -71,7 +71,8 @@ pub use fnabi_abi::{
     RawSignature, RawType, ScalarType, SipSignature, Structure, StructureError,
 };
 pub use fnabi_core::{
-    Array, CallError, Dict, Error, ErrorKind, Function, HostBuffer, Plan, Result, StructureExt, Value,
+    Array, CallError, CallErrorKind, CallSide, Dict, Error, ErrorKind, Function, HostBuffer, Plan, Result,
+    StructureExt, Value,
 };
 
 /// The README, whose Rust code `cargo test --doc` compiles and runs (its

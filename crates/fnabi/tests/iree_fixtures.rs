@@ -262,7 +262,7 @@ fn dict_in_tuple_out_packs_x_then_y_and_returns_a_tuple() {
     assert_eq!(out, Value::Tuple(vec![Value::from(s), Value::from(p)]));
     // The missing-key call of reproduce.py is an error here too, with the path.
     let e = f.pack_args(&[Value::dict([("x", Value::from(x))])]).unwrap_err();
-    assert_eq!(e.to_string(), r#"argument 0: expected a dict with key "y", got dict with keys ["x"]"#);
+    assert_eq!(e.to_string(), r#"argument [0] ({x: f32[1x4], y: f32[1x4]}): missing key "y""#);
 }
 
 #[test]
@@ -325,7 +325,7 @@ fn scalars_and_strings_follow_the_declaration() {
     let ok = [Value::List([1, 2, 3, 4, -6].map(Value::Int).to_vec())];
     assert_eq!(f.pack_args(&ok).unwrap().to_string(), "list<?>[list<?>[i8 1, i8 2, i8 3, i8 4, i8 -6]]");
     let bad = [Value::List([1, 2, 3, 4, 250].map(Value::Int).to_vec())];
-    assert_eq!(f.pack_args(&bad).unwrap_err().to_string(), "argument 0 [4]: expected i8 in -128..=127, got 250");
+    assert_eq!(f.pack_args(&bad).unwrap_err().to_string(), "argument [0][4]: 250 is out of range for i8 in -128..=127");
     assert_eq!(
         f.unpack_results(vec![Variant::I32(4), Variant::I64(5)]).unwrap(),
         Value::Tuple(vec![Value::Int(4), Value::Int(5)])
@@ -349,7 +349,10 @@ fn scalars_and_strings_follow_the_declaration() {
     assert_eq!(f.pack_args(&a).unwrap().to_string(), "list<?>[bv f32[4], f32 2.5]");
     let f = abi_of("add", "add");
     let mixed = [Value::from(f32s(&[4], &[0.0; 4])), Value::from(Array::from_vec(&[4], vec![1i32; 4]).unwrap())];
-    assert_eq!(f.pack_args(&mixed).unwrap_err().to_string(), "argument 1: expected f32[4], got i32[4]");
+    assert_eq!(
+        f.pack_args(&mixed).unwrap_err().to_string(),
+        "argument [1] (f32[4]): element type: expected f32, got i32"
+    );
     let f = abi_of("multi_result", "sum_and_product");
     let out = f.unpack_results(vec![bv(f32s(&[4], &[0.0; 4])), bv(f32s(&[4], &[0.0; 4])), Variant::I64(42)]).unwrap();
     assert_eq!(out.as_sequence().unwrap()[2], Value::Int(42));
@@ -357,7 +360,7 @@ fn scalars_and_strings_follow_the_declaration() {
     assert!(f.pack_args(&[Value::from(Array::zeros(fnabi::DType::F32, &[5, 4]).unwrap())]).is_ok());
     assert_eq!(
         f.pack_args(&[Value::from(Array::zeros(fnabi::DType::F32, &[5, 3]).unwrap())]).unwrap_err().to_string(),
-        "argument 0: expected f32[?x4], got f32[5x3]"
+        "argument [0] (f32[?x4]): dim 1: expected 4, got 3"
     );
     assert_eq!(f.unpack_results(vec![Variant::I64(5)]).unwrap(), Value::Int(5));
 }

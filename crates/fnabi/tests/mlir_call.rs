@@ -153,10 +153,7 @@ fn unranked_arguments_and_results() {
     let odd = y.restrided(&[3], &[2], 0).unwrap();
     assert_eq!(func("memref_abi", "unranked_sum1d").call(&mut [Arg::Array(&odd)]).unwrap(), [Value::Float(6.0)]);
     let e = func("memref_abi", "unranked_sum1d").call(&mut [Arg::Array(&Array::zeros(DType::I32, &[2]).unwrap())]);
-    assert_eq!(
-        e.unwrap_err().to_string(),
-        "invalid argument: argument 0 (memref<*xf32>): memref element type: expected f32, got i32"
-    );
+    assert_eq!(e.unwrap_err().to_string(), "argument [0] (memref<*xf32>): element type: expected f32, got i32");
 
     let m = arr(&[2, 3], (1..=6).map(|v| v as f32).collect());
     let u = array(func("memref_abi", "to_unranked").call(&mut [Arg::Array(&m)]).unwrap().remove(0));
@@ -178,7 +175,7 @@ fn static_shapes_and_strided_layouts() {
     assert_eq!(g.get::<f32>(&[1, 2]).unwrap(), 12.0);
     let mut wrong = Array::zeros(DType::F32, &[4, 7]).unwrap();
     let e = f.call(&mut [Arg::Mut(&mut wrong)]).unwrap_err().to_string();
-    assert_eq!(e, "invalid argument: argument 0 (memref<4x8xf32>): dim 1 of memref<4x8xf32>: expected 8, got 7");
+    assert_eq!(e, "argument [0] (memref<4x8xf32>): dim 1: expected 8, got 7");
     // A read-only or shared array cannot be a destination.
     let shared = g.clone();
     let e = f.call(&mut [Arg::Mut(&mut g)]).unwrap_err().to_string();
@@ -233,7 +230,7 @@ fn packed_scalar_results() {
     assert_eq!(f.call(&mut [Arg::Int(41), Arg::Int(21)]).unwrap(), [Value::Int(42), Value::Int(42)]);
     assert_eq!(f.call(&mut [Arg::Int(-5), Arg::Int(-1 << 40)]).unwrap(), [Value::Int(-4), Value::Int(-1 << 41)]);
     let e = f.call(&mut [Arg::Int(1 << 31), Arg::Int(0)]).unwrap_err().to_string();
-    assert_eq!(e, "invalid argument: argument 0 (i32): 2147483648 is out of range");
+    assert_eq!(e, "argument [0] (i32): 2147483648 is out of range for i32");
 }
 
 #[test]
@@ -382,14 +379,14 @@ fn calls_from_several_threads() {
 fn call_errors() {
     let sum = func("memref_abi", "sum_f32");
     let e = sum.call(&mut []).unwrap_err().to_string();
-    assert_eq!(e, "number of arguments of @sum_f32: expected 1, got 0");
+    assert_eq!(e, "wrong number of arguments: expected 1, got 0");
     let e = sum.call(&mut [Arg::Int(1)]).unwrap_err().to_string();
-    assert_eq!(e, "invalid argument: argument 0 (memref<?xf32>): expected an array, got int");
+    assert_eq!(e, "argument [0] (memref<?xf32>): expected an array, got int");
     let i = arr(&[2], vec![1i32, 2]);
     let e = sum.call(&mut [Arg::Array(&i)]).unwrap_err().to_string();
-    assert_eq!(e, "invalid argument: argument 0 (memref<?xf32>): memref element type: expected f32, got i32");
+    assert_eq!(e, "argument [0] (memref<?xf32>): element type: expected f32, got i32");
     let e = func("scalars", "inc_i32").call(&mut [Arg::Array(&i)]).unwrap_err().to_string();
-    assert_eq!(e, "invalid argument: argument 0 (i32): expected a scalar, got array");
+    assert_eq!(e, "argument [0] (i32): expected a scalar, got array");
     let lib = load("scalars");
     let e = lib.function("host_log").unwrap_err().to_string();
     assert_eq!(e, "@host_log is an external declaration: the library does not define it");
@@ -438,7 +435,7 @@ fn bound_calls() {
     let i = arr(&[3], vec![1i32, 2, 3]);
     let args = [Arg::Array(&i)];
     let e = p.bind(&args).err().unwrap().to_string();
-    assert_eq!(e, "invalid argument: argument 0 (memref<?xf32>): memref element type: expected f32, got i32");
+    assert_eq!(e, "argument [0] (memref<?xf32>): element type: expected f32, got i32");
     let mut q = func("memref_abi", "transpose").prepare();
     let args = [Arg::Array(&x)];
     assert!(q.bind(&args).err().unwrap().to_string().contains("cannot be bound"));

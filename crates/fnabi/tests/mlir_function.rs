@@ -6,7 +6,7 @@
 //! `scripts/test.sh`.
 
 use fnabi::mlir::MlirModule;
-use fnabi::{Array, Dict, Function, Value};
+use fnabi::{Array, CallError, CallErrorKind, CallSide, DType, Dict, Error, ErrorKind, Function, PathKey, Value};
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
@@ -71,24 +71,79 @@ fn errors_name_the_index_path() {
     let x = arr(&[2, 4], vec![0.; 8]);
     let missing = Value::dict([("w", arr(&[4, 3], vec![0.; 12]))]);
     let e = f.call([x.clone(), missing]).unwrap_err().to_string();
-    assert_eq!(e, "missing key \"b\" at [1]");
+    assert_eq!(e, "argument [1]: missing key \"b\"");
     let bad_w = Value::dict([("w", arr(&[4, 4], vec![0.; 16])), ("b", arr(&[3], vec![0.; 3]))]);
     let e = f.call([x.clone(), bad_w]).unwrap_err().to_string();
-    assert_eq!(
-        e,
-        "invalid argument: input [1][\"w\"] (argument 1) (memref<4x3xf32>): dim 1 of memref<4x3xf32>: expected 3, got 4"
-    );
+    assert_eq!(e, "argument [1][\"w\"] (memref<4x3xf32>, raw argument 1): dim 1: expected 3, got 4");
     let ints = Value::dict([
         ("w", Value::from(Array::from_vec(&[4, 3], vec![0i32; 12]).unwrap())),
         ("b", arr(&[3], vec![0.; 3])),
     ]);
     let e = f.call([x.clone(), ints]).unwrap_err().to_string();
-    assert!(e.starts_with("invalid argument: input [1][\"w\"] (argument 1) (memref<4x3xf32>): "), "{e}");
-    assert!(e.ends_with("expected f32, got i32"), "{e}");
+    assert_eq!(e, "argument [1][\"w\"] (memref<4x3xf32>, raw argument 1): element type: expected f32, got i32");
     let e = f.call([x.clone(), Value::from("w")]).unwrap_err().to_string();
-    assert_eq!(e, "at [1]: expected a dict, got a str");
+    assert_eq!(e, "argument [1]: expected a dict, got a str");
     let e = f.call([x]).unwrap_err().to_string();
     assert_eq!(e, "missing positional argument 1");
+}
+
+/// The call error of `e`: its side, index path and kind.
+fn call_error(e: Error) -> (CallSide, Vec<PathKey>, CallErrorKind) {
+    match e.into_kind() {
+        ErrorKind::Call(CallError { side, path, kind, .. }) => (side, path.0, kind),
+        other => panic!("not a call error: {other}"),
+    }
+}
+
+#[test]
+fn errors_are_typed_at_their_index_path() {
+    use CallErrorKind as K;
+    let f = function("affine");
+    let x = arr(&[2, 4], vec![0.; 8]);
+    let w_path = vec![PathKey::Index(1), PathKey::Name("w".into())];
+    let with_w = |w: Value<'static>| Value::dict([("w", w), ("b", arr(&[3], vec![0.; 3]))]);
+    // Dtype: w of i32 for memref<4x3xf32>.
+    let ints = with_w(Value::from(Array::from_vec(&[4, 3], vec![0i32; 12]).unwrap()));
+    assert_eq!(
+        call_error(f.call([x.clone(), ints]).unwrap_err()),
+        (CallSide::Argument, w_path.clone(), K::Dtype { expected: DType::F32, got: DType::I32 })
+    );
+    // Rank: w of rank 1.
+    let flat = with_w(arr(&[12], vec![0.; 12]));
+    assert_eq!(
+        call_error(f.call([x.clone(), flat]).unwrap_err()),
+        (CallSide::Argument, w_path.clone(), K::Rank { expected: 2, got: 1 })
+    );
+    // Dim: w of 4x4, axis 1.
+    let wide = with_w(arr(&[4, 4], vec![0.; 16]));
+    assert_eq!(
+        call_error(f.call([x.clone(), wide]).unwrap_err()),
+        (CallSide::Argument, w_path, K::Dim { axis: 1, expected: 3, got: 4 })
+    );
+    // Dim of the first argument (memref<?x4xf32>): axis 1 is static.
+    assert_eq!(
+        call_error(f.call([arr(&[2, 3], vec![0.; 6]), params()]).unwrap_err()),
+        (CallSide::Argument, vec![PathKey::Index(0)], K::Dim { axis: 1, expected: 4, got: 3 })
+    );
+    // A missing key of the dict argument, at the dict's path.
+    let missing = Value::dict([("w", arr(&[4, 3], vec![0.; 12]))]);
+    assert_eq!(
+        call_error(f.call([x.clone(), missing]).unwrap_err()),
+        (CallSide::Argument, vec![PathKey::Index(1)], K::MissingKey("b".into()))
+    );
+    // Arity: one argument missing, one too many.
+    assert_eq!(
+        call_error(f.call([x.clone()]).unwrap_err()),
+        (CallSide::Argument, vec![PathKey::Index(1)], K::MissingArgument { index: 1, name: None })
+    );
+    assert_eq!(
+        call_error(f.call([x.clone(), params(), x]).unwrap_err()),
+        (CallSide::Argument, vec![], K::TooManyPositional { max: 2, got: 3 })
+    );
+    // The raw function under it counts its flat arguments.
+    let raw = module().library().function("affine").unwrap();
+    let e = raw.call(&mut []).unwrap_err();
+    assert_eq!(call_error(e), (CallSide::Argument, vec![], K::Arity { expected: 3, at_least: false, got: 0 }));
 }
 
 #[test]

@@ -224,10 +224,10 @@ fn panics_and_errors_are_reported_and_later_calls_work() {
 #[test]
 fn results_of_the_wrong_kind_are_errors() {
     let cases: [(&str, fnabi::mlir::HostResult); 5] = [
-        ("number of results: expected 1, got 0", Ok(vec![])),
-        ("result 0 (i64): expected an integer, got float 1.5", Ok(vec![Value::Float(1.5)])),
-        ("result 0 (i64): expected a scalar, got str", Ok(vec![Value::Str("x".into())])),
-        ("result 0 (i64): expected i64, got f32", Ok(vec![Value::from(Array::scalar(1.0f32))])),
+        ("wrong number of results: expected 1, got 0", Ok(vec![])),
+        ("result [0] (i64): expected an integer, got float 1.5", Ok(vec![Value::Float(1.5)])),
+        ("result [0] (i64): expected a scalar, got str", Ok(vec![Value::Str("x".into())])),
+        ("result [0] (i64): element type: expected i64, got f32", Ok(vec![Value::from(Array::scalar(1.0f32))])),
         ("custom failure", Err("custom failure".into())),
     ];
     for (want, result) in cases {

@@ -713,13 +713,16 @@ mod tests {
 
     #[test]
     fn bind_positional_and_keyword() {
-        use crate::error::CallError;
+        use crate::error::{CallError, CallErrorKind};
         let seq = build(&[(0, &[I(0)]), (1, &[I(1)]), (2, &[I(3)])]);
         let v = seq.bind(vec![int(1), int(2), Value::None, int(3)], Dict::new()).unwrap();
         assert_eq!(v, Value::Tuple(vec![int(1), int(2), Value::None, int(3)]));
         assert_eq!(seq.plan().unwrap().flatten(&v).unwrap().len(), 3);
         let kw: Dict = [("x", int(1))].into_iter().collect();
-        assert_eq!(seq.bind(vec![], kw.clone()).unwrap_err(), CallError::UnknownKeyword("x".into()));
+        assert_eq!(
+            seq.bind(vec![], kw.clone()).unwrap_err(),
+            CallError::argument(CallErrorKind::UnknownKeyword("x".into()))
+        );
         assert_eq!(seq.bind(vec![int(1)], Dict::new()).unwrap_err().to_string(), "missing positional argument 1");
         assert_eq!(
             seq.bind(vec![int(0); 5], Dict::new()).unwrap_err().to_string(),
@@ -740,7 +743,7 @@ mod tests {
         assert_eq!(dict.bind(vec![], kw).unwrap_err().to_string(), "unexpected keyword argument \"x\"");
         assert_eq!(
             dict.bind(vec![int(0); 3], Dict::new()).unwrap_err(),
-            CallError::TooManyPositional { max: 2, got: 3 }
+            CallError::argument(CallErrorKind::TooManyPositional { max: 2, got: 3 })
         );
 
         let leaf = Structure::Leaf(0);

@@ -55,7 +55,7 @@ pub(super) fn bind_fast<'x, 'b>(
             (base + 8 * at as u64, Some(*a))
         }
         (StepKind::Scalar(e), a) => {
-            let label = ArgLabel { index: i, name: None };
+            let label = ArgLabel::raw(i);
             (scalar_bits(label, &plan.args.get(i)?.ty, e, a).ok()?, None)
         }
         _ => return None,

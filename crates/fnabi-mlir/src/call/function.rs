@@ -152,13 +152,17 @@ pub(super) struct FnInner {
     pub(super) decl: Option<FuncDecl>,
     pub(super) fp: usize,
     pub(super) plan: Plan,
-    /// What error messages call each argument (`None`: "argument i").
-    pub(super) arg_names: Option<Arc<[String]>>,
+    /// Where each raw argument is in the caller's values, for errors
+    /// (`None`: raw argument `i` is argument `[i]`).
+    pub(super) arg_places: Option<Arc<[(CallSide, IndexPath)]>>,
 }
 
 impl FnInner {
     pub(super) fn label(&self, index: usize) -> ArgLabel<'_> {
-        ArgLabel { index, name: self.arg_names.as_ref().and_then(|n| n.get(index)).map(String::as_str) }
+        match self.arg_places.as_ref().and_then(|p| p.get(index)) {
+            Some((side, path)) => ArgLabel { index, side: *side, path: Some(path) },
+            None => ArgLabel::raw(index),
+        }
     }
 }
 
@@ -215,16 +219,18 @@ impl MlirFunction {
         MlirLibrary { inner: self.inner.lib.clone() }
     }
 
-    /// The same function with names for its arguments in error messages
-    /// (for example the index paths of a structured function's leaves):
-    /// `input ["w"] (argument 2) (memref<4xf32>): …` instead of `argument 2 …`.
-    pub fn with_argument_names(&self, names: Vec<String>) -> Result<MlirFunction, Error> {
+    /// The same function with the places of its raw arguments in the
+    /// caller's values, for errors: a structured function's leaf is at an
+    /// index path of its arguments (`argument [1]["w"] (memref<4xf32>, raw
+    /// argument 2): …` instead of `argument [2] (memref<4xf32>): …`), a
+    /// destination at its result's.
+    pub fn with_argument_paths(&self, places: Vec<(CallSide, IndexPath)>) -> Result<MlirFunction, Error> {
         let f = &self.inner;
-        if names.len() != f.plan.args.len() {
+        if places.len() != f.plan.args.len() {
             return Err(Error::mismatch(
-                format!("number of argument names of @{}", f.name),
+                format!("number of argument paths of @{}", f.name),
                 f.plan.args.len().to_string(),
-                names.len().to_string(),
+                places.len().to_string(),
             ));
         }
         Ok(MlirFunction {
@@ -235,7 +241,7 @@ impl MlirFunction {
                 decl: f.decl.clone(),
                 fp: f.fp,
                 plan: f.plan.clone(),
-                arg_names: Some(names.into()),
+                arg_places: Some(places.into()),
             }),
         })
     }

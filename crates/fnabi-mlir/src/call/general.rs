@@ -21,7 +21,7 @@ pub(super) fn convert_leaf<'s>(
             // The descriptor check is stricter than the oracle only for
             // static offsets, handled below.
             Decision::AsIs { .. } => convert_for(a, m),
-            Decision::Unsupported(reason) => Err(Error::invalid_argument(reason.to_string())),
+            Decision::Unsupported(reason) => Err(reason.into()),
         };
     }
     convert_for(a, m)
@@ -53,11 +53,7 @@ pub(super) fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>])
     let plan = &f.plan;
     let ty = &f.ty;
     if args.len() != plan.args.len() {
-        return Err(Error::mismatch(
-            format!("number of arguments of @{}", f.name),
-            plan.args.len().to_string(),
-            args.len().to_string(),
-        ));
+        return Err(arity(plan.args.len(), args.len()));
     }
     s.outs.clear();
     // Converted arguments live in the per-call arena: nothing is allocated
@@ -89,16 +85,20 @@ pub(super) fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>])
                 let a: &Array<'_> = match arg {
                     Arg::Array(a) => a,
                     Arg::Mut(a) => {
-                        a.as_mut_ptr().map_err(|e| arg_error(li, t, e))?;
+                        a.as_mut_ptr().map_err(|e| locate_arg(li, t, e))?;
                         a
                     }
-                    other => return Err(arg_error(li, t, format!("expected an array, got {}", other.kind()))),
+                    other => return Err(arg_error(li, t, CallError::value_kind("an array", other.kind()))),
                 };
                 let w = &mut s.words[ap.at..ap.at + 3 + 2 * m.rank()];
-                if !fill_descriptor(a, m, w).map_err(|e| arg_error(li, t, e))? {
-                    let c = convert_leaf(a, m, ap.oracle.as_ref(), &scope).map_err(|e| arg_error(li, t, e))?;
+                if !fill_descriptor(a, m, w).map_err(|e| locate_arg(li, t, e))? {
+                    let c = convert_leaf(a, m, ap.oracle.as_ref(), &scope).map_err(|e| locate_arg(li, t, e))?;
                     if !fill_descriptor(&c, m, w)? {
-                        return Err(arg_error(li, t, "the converted array does not fit its type"));
+                        return Err(arg_error(
+                            li,
+                            t,
+                            CallErrorKind::Invalid("the converted array does not fit its type".into()),
+                        ));
                     }
                     temps.push((i, c));
                 }
@@ -108,16 +108,16 @@ pub(super) fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>])
                 let a: &Array<'_> = match arg {
                     Arg::Array(a) => a,
                     Arg::Mut(a) => {
-                        a.as_mut_ptr().map_err(|e| arg_error(li, t, e))?;
+                        a.as_mut_ptr().map_err(|e| locate_arg(li, t, e))?;
                         a
                     }
-                    other => return Err(arg_error(li, t, format!("expected an array, got {}", other.kind()))),
+                    other => return Err(arg_error(li, t, CallError::value_kind("an array", other.kind()))),
                 };
                 let m = unranked_type(*e, a.rank());
                 let n = 3 + 2 * a.rank();
                 let w = &mut s.words[dyn_at..dyn_at + n];
-                if !fill_descriptor(a, &m, w).map_err(|e| arg_error(li, t, e))? {
-                    let c = convert_leaf(a, &m, None, &scope).map_err(|e| arg_error(li, t, e))?;
+                if !fill_descriptor(a, &m, w).map_err(|e| locate_arg(li, t, e))? {
+                    let c = convert_leaf(a, &m, None, &scope).map_err(|e| locate_arg(li, t, e))?;
                     fill_descriptor(&c, &m, w)?;
                     temps.push((i, c));
                 }
@@ -195,4 +195,10 @@ pub(super) fn passed<'x>(
         }
     }
     out
+}
+
+/// A raw argument list of the wrong length.
+#[cold]
+pub(super) fn arity(expected: usize, got: usize) -> Error {
+    CallError::argument(CallErrorKind::Arity { expected, at_least: false, got }).into()
 }

@@ -31,7 +31,7 @@
 //! result struct) across calls for hot loops.
 
 use crate::MlirError;
-use crate::args::{Arg, ArgLabel, RegKind, Scalar, arg_error, scalar_bits};
+use crate::args::{Arg, ArgLabel, RegKind, Scalar, arg_error, locate_arg, scalar_bits};
 use crate::externals::Externals;
 use crate::host::Binding;
 use crate::memref::{
@@ -45,8 +45,9 @@ use fnabi_abi::mlir::types::{ElementType, FunctionType, MemRefLayout, MemRefType
 use fnabi_abi::raw::{BufferType, Dim, RawType};
 use fnabi_core::array::Array;
 use fnabi_core::buffer::{BufferDescription, Cast, Decision, LayoutPreference, oracle};
-use fnabi_core::error::Error;
+use fnabi_core::error::{CallError, CallErrorKind, CallSide, Error};
 use fnabi_core::memory::{Arena, ArenaScope};
+use fnabi_core::structure::IndexPath;
 use fnabi_core::value::Value;
 use smallvec::SmallVec;
 use std::ffi::c_void;
@@ -226,7 +227,7 @@ impl MlirLibrary {
                 decl,
                 fp,
                 plan,
-                arg_names: None,
+                arg_places: None,
             }),
         })
     }

@@ -246,23 +246,19 @@ pub(super) fn reborrow<'x>(a: &'x Arg<'_, '_>) -> Arg<'x, 'x> {
 /// Runs the general binding checks (without calling) to report an error.
 pub(super) fn bind_checks(f: &FnInner, s: &mut Scratch, args: &mut [Arg<'_, '_>]) -> Result<(), Error> {
     if args.len() != f.plan.args.len() {
-        return Err(Error::mismatch(
-            format!("number of arguments of @{}", f.name),
-            f.plan.args.len().to_string(),
-            args.len().to_string(),
-        ));
+        return Err(arity(f.plan.args.len(), args.len()));
     }
     for (i, (ap, arg)) in f.plan.args.iter().zip(args.iter()).enumerate() {
         let i = f.label(i);
         match (&ap.ty, arg) {
             (MlirType::MemRef(m), Arg::Array(a)) => {
                 let w = &mut s.words[ap.at..ap.at + 3 + 2 * m.rank()];
-                fill_descriptor(a, m, w).map_err(|e| arg_error(i, &ap.ty, e))?;
+                fill_descriptor(a, m, w).map_err(|e| locate_arg(i, &ap.ty, e))?;
             }
             (MlirType::Scalar(e), a) => {
                 scalar_bits(i, &ap.ty, *e, a)?;
             }
-            (t, a) => return Err(arg_error(i, t, format!("expected an array, got {}", a.kind()))),
+            (t, a) => return Err(arg_error(i, t, CallError::value_kind("an array", a.kind()))),
         }
     }
     Ok(())

@@ -1,0 +1,189 @@
+//! VM values back to host values, typed by `iree.abi` records (checked
+//! against them) or dynamic (IREE's rules).
+
+use super::*;
+
+pub(super) fn take_list<'a>(x: Variant<'a>, t: &dyn fmt::Display, at: &At<'_>) -> Result<VmList<'a>, Error> {
+    match x {
+        Variant::Ref(VmRef::List(l)) => Ok(*l),
+        x => Err(at.kind_err(format!("a list ({t})"), x.type_description())),
+    }
+}
+
+pub(super) fn from_vm<'a>(x: Variant<'a>, t: &TypeRecord, at: &At<'_>, cx: Conv) -> Result<Value<'a>, Error> {
+    match t {
+        TypeRecord::Unknown => dynamic_from_vm(x, at),
+        TypeRecord::Null => match x {
+            Variant::None => Ok(Value::None),
+            x => Err(at.kind_err("none (a null slot)", x.type_description())),
+        },
+        TypeRecord::Named(_, inner) => from_vm(x, inner, at, cx),
+        TypeRecord::Primitive(p @ Primitive::Int(bits)) => {
+            let Some(i) = x.as_i64() else {
+                return Err(at.kind_err(p, x.type_description()));
+            };
+            let (lo, hi) = int_range(*bits);
+            if i128::from(i) < lo || i128::from(i) > hi {
+                return Err(out_of_range(at, *p, lo, hi, i.into()));
+            }
+            Ok(if *bits == 1 { Value::Bool(i == 1) } else { Value::Int(i) })
+        }
+        TypeRecord::Primitive(p) => match x.as_f64() {
+            Some(f) if matches!(p, Primitive::Float(32 | 64)) => Ok(Value::Float(f)),
+            _ => Err(at.kind_err(p, x.type_description())),
+        },
+        TypeRecord::NdArray(a) if a.is_numeric() => {
+            let want = record_dtype(a, t, at)?;
+            let bv = match x {
+                Variant::Ref(VmRef::BufferView(b)) => *b,
+                x => return Err(at.kind_err(t, x.type_description())),
+            };
+            let arr = bv.into_array();
+            if !shape_fits(a, arr.shape()) {
+                return Err(misfit(at, t, a, want, arr.dtype(), arr.shape()));
+            }
+            match want {
+                Some(w) if !dtype_passes(w, arr.dtype()) => {
+                    if !cx.casts {
+                        return Err(misfit(at, t, a, want, arr.dtype(), arr.shape()));
+                    }
+                    Ok(Value::from(cast_array(&arr, w, at)?))
+                }
+                _ => Ok(Value::from(arr)),
+            }
+        }
+        TypeRecord::NdArray(a) => ref_array_from_vm(x, a, t, at, cx),
+        TypeRecord::SList(_) | TypeRecord::STuple(_) | TypeRecord::SDict(_) | TypeRecord::SDictKwargs(_) => {
+            let l = take_list(x, t, at)?;
+            structure_from_vm(l, t, at, cx)
+        }
+        TypeRecord::PyHomogeneousList(elem) => {
+            let l = take_list(x, t, at)?;
+            let mut out = Vec::with_capacity(l.len());
+            for (i, item) in l.into_items().into_iter().enumerate() {
+                out.push(from_vm(item, elem, &at.index(i)?, cx)?);
+            }
+            Ok(Value::List(out))
+        }
+    }
+}
+
+/// The value of a structure record from the list of its slots.
+pub(super) fn structure_from_vm<'a>(l: VmList<'a>, t: &TypeRecord, at: &At<'_>, cx: Conv) -> Result<Value<'a>, Error> {
+    let n = match t {
+        TypeRecord::SList(ts) | TypeRecord::STuple(ts) => ts.len(),
+        TypeRecord::SDict(es) | TypeRecord::SDictKwargs(es) => es.len(),
+        _ => return Err(at.kind_err("a structure record", t)),
+    };
+    if l.len() != n {
+        return Err(at.err_in(t, CallErrorKind::Length { expected: n, got: l.len() }));
+    }
+    let items = l.into_items().into_iter();
+    match t {
+        TypeRecord::SList(ts) | TypeRecord::STuple(ts) => {
+            let mut out = Vec::with_capacity(n);
+            for (i, (item, ty)) in items.zip(ts).enumerate() {
+                out.push(from_vm(item, ty, &at.index(i)?, cx)?);
+            }
+            Ok(if matches!(t, TypeRecord::SList(_)) { Value::List(out) } else { Value::Tuple(out) })
+        }
+        TypeRecord::SDict(es) | TypeRecord::SDictKwargs(es) => {
+            let mut d = Dict::with_capacity(n);
+            for (item, (k, ty)) in items.zip(es) {
+                // Record keys are unique (the parser checks), so appending is right.
+                d.push_unique(k.clone(), from_vm(item, ty, &at.name(k)?, cx)?);
+            }
+            Ok(Value::Dict(d))
+        }
+        _ => Err(at.kind_err("a structure record", t)),
+    }
+}
+
+pub(super) fn ref_array_from_vm<'a>(
+    x: Variant<'a>,
+    a: &NdArrayType,
+    t: &TypeRecord,
+    at: &At<'_>,
+    cx: Conv,
+) -> Result<Value<'a>, Error> {
+    let pair = take_list(x, t, at)?;
+    if pair.len() != 2 {
+        return Err(
+            at.kind_err(format!("a pair [values, dims] ({t})"), format!("a list of {}", count(pair.len(), "item")))
+        );
+    }
+    let mut it = pair.into_items().into_iter();
+    let (values, dims) = match (it.next(), it.next()) {
+        (Some(v), Some(d)) => (v, d),
+        _ => return Err(at.kind_err("a pair [values, dims]", "fewer items")),
+    };
+    let values = take_list(values, &"values", &at.index(0)?)?;
+    let dims_at = at.index(1)?;
+    let dims = take_list(dims, &"dims", &dims_at)?;
+    let mut shape = Vec::with_capacity(dims.len());
+    for (i, d) in dims.items().iter().enumerate() {
+        match d.as_i64().map(usize::try_from) {
+            Some(Ok(n)) => shape.push(n),
+            _ => return Err(dims_at.index(i)?.kind_err("a dim (an integer >= 0)", d)),
+        }
+    }
+    if let Some(kind) = array_misfit(a, None, DType::Bool, &shape) {
+        return Err(at.err_in(t, kind));
+    }
+    let count = crate::array::element_count(&shape)?;
+    if count != values.len() {
+        return Err(at.kind_err(format!("{count} values for dims {shape:?}"), format!("{} values", values.len())));
+    }
+    let mut leaves = Vec::with_capacity(count);
+    for (k, item) in values.into_items().into_iter().enumerate() {
+        leaves.push(from_vm(item, &a.element, &at.index(k)?, cx)?);
+    }
+    Ok(nest(leaves, &shape))
+}
+
+/// Nested lists of `shape` from leaves in C order (lengths checked by the caller).
+pub(super) fn nest<'a>(leaves: Vec<Value<'a>>, shape: &[usize]) -> Value<'a> {
+    match shape.split_first() {
+        None => leaves.into_iter().next().unwrap_or_default(),
+        Some((&n, rest)) => {
+            let inner: usize = rest.iter().product();
+            if inner == 0 || n == 0 {
+                return Value::List((0..n).map(|_| nest(Vec::new(), rest)).collect());
+            }
+            let mut it = leaves.into_iter();
+            let mut out = Vec::with_capacity(n);
+            for _ in 0..n {
+                let chunk: Vec<Value<'a>> = it.by_ref().take(inner).collect();
+                out.push(nest(chunk, rest));
+            }
+            Value::List(out)
+        }
+    }
+}
+
+pub(super) fn dynamic_from_vm<'a>(x: Variant<'a>, at: &At<'_>) -> Result<Value<'a>, Error> {
+    Ok(match x {
+        Variant::None => Value::None,
+        Variant::I8(v) => Value::Int(v.into()),
+        Variant::I16(v) => Value::Int(v.into()),
+        Variant::I32(v) => Value::Int(v.into()),
+        Variant::I64(v) => Value::Int(v),
+        Variant::F32(v) => Value::Float(v.into()),
+        Variant::F64(v) => Value::Float(v),
+        Variant::Ref(VmRef::BufferView(b)) => Value::from(b.into_array()),
+        Variant::Ref(VmRef::List(l)) => {
+            if let Some(bytes) = l.to_bytes() {
+                return Ok(match String::from_utf8(bytes) {
+                    Ok(s) => Value::Str(s),
+                    Err(e) => Value::Bytes(e.into_bytes()),
+                });
+            }
+            let mut out = Vec::with_capacity(l.len());
+            for (i, item) in l.into_items().into_iter().enumerate() {
+                out.push(dynamic_from_vm(item, &at.index(i)?)?);
+            }
+            Value::List(out)
+        }
+        Variant::Ref(VmRef::Opaque(o)) => return Err(at.kind_err("a value the host can hold", o.type_name())),
+    })
+}

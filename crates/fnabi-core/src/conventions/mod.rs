@@ -1,0 +1,503 @@
+//! The `iree.abi` calling conventions: host [`Value`]s ⇄ VM [`Variant`]s,
+//! both ways, typed by `iree.abi` records, by the `iree.abi.declaration`
+//! text, or by nothing (dynamic mode, as IREE's runtime does it).
+//! [`FunctionAbi`] is one function's convention: it binds positional and
+//! keyword arguments, packs them into the VM argument list, and unpacks the
+//! VM results into one host value.
+//!
+//! ```
+//! use fnabi_core::conventions::FunctionAbi;
+//! use fnabi_abi::reflection::FunctionReflection;
+//! use fnabi_core::vm::Variant;
+//! use fnabi_core::{Array, Value};
+//!
+//! let f = FunctionReflection::parse(r#"{"a": [["sdict", ["x", ["ndarray", "f32", 2, 1, 4]], ["y", ["ndarray", "f32", 2, 1, 4]]]], "r": [["stuple", ["ndarray", "f32", 2, 1, 4], ["ndarray", "f32", 2, 1, 4]]], "v": 1}"#).unwrap();
+//! let abi = FunctionAbi::from_reflection(&f);
+//! let x = Array::from_vec(&[1, 4], vec![1.0f32, 2.0, 3.0, 4.0]).unwrap();
+//! let y = Array::from_vec(&[1, 4], vec![10.0f32, 20.0, 30.0, 40.0]).unwrap();
+//! // A dict packs as the values in the record's key order: [[x, y]].
+//! let args = [Value::dict([("y", Value::from(y.clone())), ("x", Value::from(x.clone()))])];
+//! let vm_args = abi.pack_args(&args).unwrap();
+//! assert_eq!(vm_args.to_string(), "list<?>[list<?>[bv f32[1x4], bv f32[1x4]]]");
+//! assert_eq!(vm_args.items()[0].as_list().unwrap().items()[0].as_buffer_view().unwrap().array(), &x);
+//!
+//! // A wrong shape names the index path (argument 0, key "x"), the record and the dim.
+//! let bad = Array::from_vec(&[2, 4], vec![0.0f32; 8]).unwrap();
+//! let err = abi.pack_args(&[Value::dict([("x", Value::from(bad)), ("y", Value::from(y))])]).unwrap_err();
+//! assert_eq!(err.to_string(), r#"argument [0]["x"] (f32[1x4]): dim 0: expected 1, got 2"#);
+//! ```
+//!
+//! # The conventions
+//! | record | host value | VM value |
+//! | --- | --- | --- |
+//! | `ndarray` of a primitive | [`Array`] (dtype, rank and static dims checked; a scalar for rank 0) | buffer view |
+//! | `ndarray` of any other record | nested lists, `rank` deep | `[list<T> of the values in C order, list<i64> of the dims]` |
+//! | `i1` `i8` `i16` `i32` `i64` | int (or bool), range-checked | `i32` `i8` `i16` `i32` `i64` |
+//! | `f32` `f64` | float (or int) | `f32` `f64` |
+//! | `slist` / `stuple` | list or tuple of that length | `list<?>` in order |
+//! | `sdict` (`sdict_kwargs`) | dict with exactly those keys | `list<?>` of the values in the record's key order |
+//! | `py_homogeneous_list` | list or tuple (str/bytes for `i8`) | typed list (`list<i8>`, `list<!hal.buffer_view>`, …) |
+//! | `null` | None | empty |
+//! | `unknown` | anything | dynamic |
+//!
+//! Dynamic mode (no record) is IREE's: ints go as `i64`, floats as `f64`,
+//! bools as `i64` 0/1, strings and bytes as `list<i8>` (UTF-8), lists and
+//! tuples as `list<?>`, dicts as `list<?>` of their values in sorted-key
+//! order, arrays as buffer views (copied to row-major when strided). Back
+//! from the VM, a `list<i8>` is a string when it holds UTF-8, bytes
+//! otherwise.
+//!
+//! Stricter than IREE's runtime, which checks none of these: element type,
+//! rank and static dims of arrays (a dtype cast happens only with
+//! [`FunctionAbi::with_casts`], and then value-checked), integer ranges
+//! (250 for an `i8` is an error, not a wrap), dict keys (missing and extra
+//! keys are errors), sequence lengths, and results against their records.
+//! A signless record integer (`i8`) accepts host arrays of either
+//! signedness of its width, since MLIR's integers are signless.
+use fnabi_abi::limits::MAX_DEPTH;
+
+use crate::array::Array;
+use crate::bind::bind_arguments;
+pub use crate::error::CallError;
+use crate::error::{CallErrorKind, CallSide, Error};
+use crate::value::{Dict, Key, Value};
+use crate::vm::{
+    BufferView, CallingConvention, ListElementType, RefType, ShapeDisplay, ValueType, Variant, VmList, VmRef,
+};
+use fnabi_abi::reflection::{Declaration, FunctionReflection, InvocationModel, NdArrayType, Primitive, TypeRecord};
+use fnabi_abi::scalar::{DType, ScalarType};
+use fnabi_abi::structure::{IndexPath, PathKey};
+use std::fmt;
+
+mod casts;
+mod from_vm;
+mod path;
+mod to_vm;
+
+use casts::*;
+use from_vm::*;
+use path::*;
+use to_vm::*;
+
+/// The parameters of an `iree.abi` function, for the binder: `named`
+/// records take keywords, `null` records may be left out, and a last
+/// `sdict_kwargs` record collects the other keywords.
+struct RecordParameters<'p> {
+    params: &'p [Param],
+    rest: bool,
+}
+
+impl crate::bind::Parameters for RecordParameters<'_> {
+    fn len(&self) -> usize {
+        self.params.len()
+    }
+
+    fn name(&self, i: usize) -> Option<&str> {
+        self.params.get(i).and_then(|p| p.name.as_deref())
+    }
+
+    fn optional(&self, i: usize) -> bool {
+        self.params.get(i).is_some_and(|p| matches!(p.ty, ParamType::Record(TypeRecord::Null)))
+    }
+
+    fn rest(&self) -> bool {
+        self.rest
+    }
+}
+
+/// The type of one parameter or result.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ParamType {
+    /// Typed by a record (from `iree.abi`, or derived from the declaration).
+    Record(TypeRecord),
+    /// A VM type a host value cannot stand for (`!hal.fence`, a tensor of
+    /// `complex<f32>`, …), by its declaration text.
+    Opaque(String),
+}
+
+impl fmt::Display for ParamType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParamType::Record(t) => t.fmt(f),
+            ParamType::Opaque(s) => f.write_str(s),
+        }
+    }
+}
+
+/// One parameter: an optional keyword name and a type.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Param {
+    /// The keyword name (`named` records).
+    pub name: Option<Key>,
+    /// The type.
+    pub ty: ParamType,
+}
+
+/// How the VM results map to the host result when a single `slist`,
+/// `stuple` or `sdict` record describes them.
+///
+/// IREE's runtime reads such a record as describing the function's *flat*
+/// results (the compiler's bindings return the structure's slots as
+/// separate values), so a function that really returns one list fails to
+/// decode there. [`Auto`](ResultPacking::Auto), the default, reads both
+/// shapes: it is what the record says literally when the VM returned
+/// exactly one list, and IREE's flat reading otherwise. Only a
+/// one-slot structure whose VM result is itself a list is ambiguous; Auto
+/// takes the literal reading, and [`Flat`](ResultPacking::Flat) forces
+/// IREE's.
+///
+/// Either way the host result has the record's shape: a list for `slist`,
+/// a tuple for `stuple`, a dict for `sdict` (IREE's runtime returns a
+/// tuple in all three cases).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ResultPacking {
+    /// Flat when the VM results are not exactly one list, nested otherwise.
+    #[default]
+    Auto,
+    /// IREE's rule: the structure's slots are the VM results.
+    Flat,
+    /// The literal rule: the structure is the one VM result.
+    Nested,
+}
+
+/// Where a function's types come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AbiMode {
+    /// `iree.abi` records.
+    Reflection,
+    /// The `iree.abi.declaration` text.
+    Declaration,
+    /// Nothing: values convert by their host kind, any arity.
+    Dynamic,
+}
+
+/// One function's calling convention (see the [module docs](self)).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FunctionAbi {
+    mode: AbiMode,
+    params: Option<Vec<Param>>,
+    results: Option<Vec<ParamType>>,
+    kwargs_param: Option<usize>,
+    model: InvocationModel,
+    packing: ResultPacking,
+    casts: bool,
+    cconv: Option<CallingConvention>,
+}
+
+impl FunctionAbi {
+    /// Dynamic mode: no types, any arity, no keywords.
+    pub fn dynamic() -> Self {
+        FunctionAbi {
+            mode: AbiMode::Dynamic,
+            params: None,
+            results: None,
+            kwargs_param: None,
+            model: InvocationModel::Sync,
+            packing: ResultPacking::Auto,
+            casts: false,
+            cconv: None,
+        }
+    }
+
+    /// Typed by `iree.abi` records; `named` records give keyword names, a
+    /// last `sdict_kwargs` record collects the keywords no parameter names.
+    pub fn from_reflection(f: &FunctionReflection) -> Self {
+        let params =
+            f.a.iter()
+                .map(|t| match t {
+                    TypeRecord::Named(k, inner) => {
+                        Param { name: Some(k.clone()), ty: ParamType::Record((**inner).clone()) }
+                    }
+                    t => Param { name: None, ty: ParamType::Record(t.clone()) },
+                })
+                .collect();
+        // Only a last `sdict_kwargs` collects keywords (the parser allows no
+        // other); one built by hand elsewhere is an ordinary dict.
+        let kwargs_param = f.a.len().checked_sub(1).filter(|&i| matches!(f.a[i], TypeRecord::SDictKwargs(_)));
+        let results = f.r.iter().map(|t| ParamType::Record(t.unnamed().clone())).collect();
+        FunctionAbi {
+            mode: AbiMode::Reflection,
+            params: Some(params),
+            results: Some(results),
+            kwargs_param,
+            ..FunctionAbi::dynamic()
+        }
+    }
+
+    /// Typed by the declaration (see [`DeclType::to_record`](fnabi_abi::reflection::DeclType::to_record));
+    /// `async` adds the two fence arguments to the VM call (not to the
+    /// host's).
+    pub fn from_declaration(d: &Declaration) -> Self {
+        let ty = |p: &fnabi_abi::reflection::DeclParam| match p.ty.to_record() {
+            Some(t) => ParamType::Record(t),
+            None => ParamType::Opaque(p.ty.to_string()),
+        };
+        FunctionAbi {
+            mode: AbiMode::Declaration,
+            params: Some(d.args.iter().map(|p| Param { name: None, ty: ty(p) }).collect()),
+            results: Some(d.results.iter().map(ty).collect()),
+            model: d.model,
+            ..FunctionAbi::dynamic()
+        }
+    }
+
+    /// The calling convention fnabi uses for a `.vmfb` export (records,
+    /// else the declaration, else dynamic; checked against its cconv).
+    pub fn from_signature(sig: &fnabi_abi::vmfb::Signature<'_>) -> Result<Self, Error> {
+        let abi = FunctionAbi::from_attrs(sig.attrs.iter().copied())?;
+        Ok(match sig.cconv() {
+            Some(cc) => abi.with_calling_convention(cc?),
+            None => abi,
+        })
+    }
+
+    /// The convention of a function with these reflection attributes
+    /// (`iree.abi`, `iree.abi.declaration`, `iree.abi.model`; others are
+    /// ignored): records when there are, else the declaration, else
+    /// dynamic mode. The model is coarse-fences when `iree.abi.model` says
+    /// so or the declaration is `async`.
+    pub fn from_attrs<'s>(attrs: impl IntoIterator<Item = (&'s str, &'s str)>) -> Result<Self, Error> {
+        let (mut abi, mut decl, mut model) = (None, None, None);
+        for (k, v) in attrs {
+            match k {
+                "iree.abi" => abi = Some(FunctionReflection::parse(v)?),
+                "iree.abi.declaration" => decl = Some(Declaration::parse(v)?),
+                "iree.abi.model" => {
+                    model = Some(InvocationModel::from_attr(v).ok_or_else(|| {
+                        Error::from(fnabi_abi::AttributeError::new(format!(
+                            "unknown iree.abi.model {v:?} (fnabi knows coarse-fences)"
+                        )))
+                    })?)
+                }
+                _ => {}
+            }
+        }
+        let mut f = match (&abi, &decl) {
+            (Some(a), _) => FunctionAbi::from_reflection(a),
+            (None, Some(d)) => FunctionAbi::from_declaration(d),
+            (None, None) => FunctionAbi::dynamic(),
+        };
+        if let Some(d) = &decl {
+            f.model = d.model;
+        }
+        if let Some(m) = model {
+            f.model = m;
+        }
+        Ok(f)
+    }
+
+    /// Also checks packed arguments against the VM calling convention
+    /// (count and register kinds, fences included).
+    pub fn with_calling_convention(mut self, cc: CallingConvention) -> Self {
+        self.cconv = Some(cc);
+        self
+    }
+
+    /// Sets how a single structure result record is read.
+    pub fn with_result_packing(mut self, p: ResultPacking) -> Self {
+        self.packing = p;
+        self
+    }
+
+    /// Allows value-checked dtype casts of arrays whose element type
+    /// differs from the record's (off by default).
+    pub fn with_casts(mut self, on: bool) -> Self {
+        self.casts = on;
+        self
+    }
+
+    /// Where the types come from.
+    pub fn mode(&self) -> AbiMode {
+        self.mode
+    }
+
+    /// The parameters (`None` in dynamic mode).
+    pub fn params(&self) -> Option<&[Param]> {
+        self.params.as_deref()
+    }
+
+    /// The result types (`None` in dynamic mode).
+    pub fn results(&self) -> Option<&[ParamType]> {
+        self.results.as_deref()
+    }
+
+    /// The invocation model.
+    pub fn model(&self) -> InvocationModel {
+        self.model
+    }
+
+    /// Binds positional and keyword arguments to the parameters.
+    ///
+    /// A parameter with a name binds by keyword **or** by position (as the
+    /// `iree.abi` document says; IREE's runtime takes keywords only); a
+    /// `null` parameter that gets nothing is None; keywords that name no
+    /// parameter go into a last `sdict_kwargs` parameter when there is one.
+    /// Errors: [`CallErrorKind::TooManyPositional`], [`CallErrorKind::UnknownKeyword`],
+    /// [`CallErrorKind::DuplicateKeyword`], [`CallErrorKind::MissingArgument`].
+    /// In dynamic mode the positional arguments are the arguments and any
+    /// keyword is unknown.
+    pub fn bind<'a, K: Into<Key>>(
+        &self,
+        positional: Vec<Value<'a>>,
+        keywords: impl IntoIterator<Item = (K, Value<'a>)>,
+    ) -> Result<Vec<Value<'a>>, Error> {
+        let Some(params) = &self.params else {
+            if let Some((k, _)) = keywords.into_iter().next() {
+                return Err(CallError::argument(CallErrorKind::UnknownKeyword(k.into())).into());
+            }
+            return Ok(positional);
+        };
+        let params = RecordParameters { params, rest: self.kwargs_param.is_some() };
+        Ok(bind_arguments(&params, positional, keywords)?)
+    }
+
+    /// Converts bound arguments into the VM argument list (without the
+    /// fences of an async function, which the runtime adds). Arrays are
+    /// shared, not copied, when they are dense and row-major.
+    pub fn pack_args<'v>(&self, args: &'v [Value<'_>]) -> Result<VmList<'v>, Error> {
+        let cx = Conv { casts: self.casts };
+        let mut out = VmList::variants(args.len() + self.model.fence_args());
+        match &self.params {
+            None => {
+                for (i, v) in args.iter().enumerate() {
+                    let root = Root::Arg(i);
+                    out.push(dynamic_to_vm(v, &At::root(&root))?)?;
+                }
+            }
+            Some(ps) => {
+                if args.len() != ps.len() {
+                    return Err(CallError::argument(CallErrorKind::Arity {
+                        expected: ps.len(),
+                        at_least: false,
+                        got: args.len(),
+                    })
+                    .into());
+                }
+                for (i, (v, p)) in args.iter().zip(ps).enumerate() {
+                    let root = Root::Arg(i);
+                    let at = At::root(&root);
+                    let x = match &p.ty {
+                        ParamType::Record(t) => to_vm(v, t, &at, cx)?,
+                        ParamType::Opaque(name) => {
+                            return Err(at.kind_err(format!("a {name} (not made from host values)"), describe(v)));
+                        }
+                    };
+                    out.push(x)?;
+                }
+            }
+        }
+        if let Some(cc) = &self.cconv {
+            crate::vm::check_registers(CallSide::Argument, cc.args(), out.items(), self.model.fence_args())?;
+        }
+        Ok(out)
+    }
+
+    /// Converts the VM results into the host result: none for no results,
+    /// the value for one, a tuple for more (see [`ResultPacking`] for a
+    /// single structure record).
+    pub fn unpack_results<'a>(&self, results: Vec<Variant<'a>>) -> Result<Value<'a>, Error> {
+        let cx = Conv { casts: self.casts };
+        let Some(rs) = &self.results else {
+            let vals = results
+                .into_iter()
+                .enumerate()
+                .map(|(i, x)| dynamic_from_vm(x, &At::root(&Root::Result(i))))
+                .collect::<Result<Vec<_>, _>>()?;
+            return Ok(arity_pack(vals));
+        };
+        if let [ParamType::Record(t)] = rs.as_slice()
+            && t.is_structure()
+        {
+            let one_list = results.len() == 1 && results[0].as_list().is_some();
+            let flat = match self.packing {
+                ResultPacking::Flat => true,
+                ResultPacking::Nested => false,
+                ResultPacking::Auto => !one_list,
+            };
+            if flat {
+                let list = VmList::from_variants(results);
+                return structure_from_vm(list, t, &At::root(&Root::Results), cx);
+            }
+        }
+        if results.len() != rs.len() {
+            return Err(CallError::result(CallErrorKind::Arity {
+                expected: rs.len(),
+                at_least: false,
+                got: results.len(),
+            })
+            .into());
+        }
+        let vals = results
+            .into_iter()
+            .zip(rs)
+            .enumerate()
+            .map(|(i, (x, t))| {
+                let root = Root::Result(i);
+                let at = At::root(&root);
+                match t {
+                    ParamType::Record(t) => from_vm(x, t, &at, cx),
+                    ParamType::Opaque(name) => Err(at.kind_err("a value the host can hold", name)),
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(arity_pack(vals))
+    }
+}
+
+fn arity_pack(mut vals: Vec<Value<'_>>) -> Value<'_> {
+    match vals.len() {
+        0 => Value::None,
+        1 => vals.pop().unwrap_or_default(),
+        _ => Value::Tuple(vals),
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Conv {
+    casts: bool,
+}
+
+/// Converts one host value as typed by `record`.
+///
+/// Errors name the position as `value [path]`; [`FunctionAbi::pack_args`]
+/// names the argument instead.
+pub fn value_to_vm<'v>(v: &'v Value<'_>, record: &TypeRecord) -> Result<Variant<'v>, Error> {
+    to_vm(v, record, &At::root(&Root::Value), Conv { casts: false })
+}
+
+/// Converts one VM value as typed by `record`.
+pub fn value_from_vm<'a>(x: Variant<'a>, record: &TypeRecord) -> Result<Value<'a>, Error> {
+    from_vm(x, record, &At::root(&Root::Value), Conv { casts: false })
+}
+
+/// The VM element type of a typed list of `record` values.
+pub fn element_type_of(record: &TypeRecord) -> ListElementType {
+    match record {
+        TypeRecord::Primitive(p) => value_type_of(*p).map_or(ListElementType::Variant, ListElementType::Value),
+        TypeRecord::NdArray(a) if a.is_numeric() => ListElementType::Ref(RefType::BufferView),
+        TypeRecord::NdArray(_)
+        | TypeRecord::SList(_)
+        | TypeRecord::STuple(_)
+        | TypeRecord::SDict(_)
+        | TypeRecord::SDictKwargs(_)
+        | TypeRecord::PyHomogeneousList(_) => ListElementType::Ref(RefType::List),
+        TypeRecord::Null | TypeRecord::Unknown | TypeRecord::Named(..) => ListElementType::Variant,
+    }
+}
+
+/// The VM value type of a primitive (`i1` travels as `i32`, like MLIR's
+/// booleans in VM registers); `None` for widths the VM has no value type for.
+pub fn value_type_of(p: Primitive) -> Option<ValueType> {
+    Some(match p {
+        Primitive::Int(1 | 32) => ValueType::I32,
+        Primitive::Int(8) => ValueType::I8,
+        Primitive::Int(16) => ValueType::I16,
+        Primitive::Int(64) => ValueType::I64,
+        Primitive::Float(32) => ValueType::F32,
+        Primitive::Float(64) => ValueType::F64,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests;
