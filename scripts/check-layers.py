@@ -29,7 +29,7 @@ LAYERS = {
         ["lib"],
     ],
     "crates/fnabi-core/src": [
-        ["error"],
+        ["error", "cache"],
         ["array"],
         ["value", "layout"],
         ["bind"],

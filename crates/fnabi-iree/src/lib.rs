@@ -20,6 +20,12 @@
 //!   [`fnabi_core::Function`]);
 //! - [`IreeModule::vm_call`]: a call with a prebuilt VM argument list, the
 //!   runtime's own cost;
+//! - [`IreeModule::compile_file`]: MLIR source (tensor level, the same
+//!   `.mlir` fnabi's MLIR backend runs) compiled by IREE's own
+//!   `iree-compile` ([`IreeCompiler`], PyPI `iree-base-compiler==3.13.0`,
+//!   the runtime's version) with [`IreeCompileOptions`], cached by source
+//!   bytes, flags and compiler version, then loaded; the compiler's errors
+//!   ([`IreeCompileError`]) name the user's file and line;
 //! - [`IreeError`]: every failure the runtime reports, with its status code
 //!   and message, inside [`fnabi_core::ErrorKind::Backend`].
 //!
@@ -104,6 +110,7 @@
 
 mod backend;
 mod buffer;
+mod compile;
 mod error;
 mod fastpack;
 mod ffi;
@@ -112,6 +119,9 @@ mod module;
 mod runtime;
 mod staging;
 
+pub use compile::{
+    IREE_COMPILER_PACKAGE, IREE_RUNTIME_VERSION, IreeCompileError, IreeCompileOptions, IreeCompiler, tools_dir,
+};
 pub use error::{IreeError, StatusCode};
 pub use list::RuntimeRef;
 pub use module::{IreeExport, IreeModule, VmCall};
