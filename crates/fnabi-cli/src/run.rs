@@ -189,7 +189,8 @@ fn load_function(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliE
     };
     let label = source.label();
     let kind = module_kind(path, &head);
-    if !args.iree_compile_flag.is_empty() && !(args.backend == Some(Backend::Iree) && kind == ModuleKind::Mlir) {
+    let on_iree_from_source = args.backend == Some(Backend::Iree) && kind == ModuleKind::Mlir;
+    if !args.iree_compile_flag.is_empty() && !on_iree_from_source {
         return Err(CliError("--iree-compile-flag applies to MLIR source run with --backend iree".into()));
     }
     match (args.backend, &kind) {
@@ -352,7 +353,7 @@ fn iree_function(args: &RunArgs, module: &fnabi_iree::IreeModule, label: &str) -
     let name = match &args.function {
         Some(f) => f.clone(),
         None => {
-            let names = crate::run_iree::export_names(&module);
+            let names = crate::run_iree::export_names(module);
             match default_export(&names) {
                 Some(one) => one.to_owned(),
                 None => {

@@ -217,7 +217,8 @@ impl IreeCompiler {
             });
         }
         let venv = tools_dir().join("iree-venv").join("bin");
-        let path = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_else(Vec::new);
+        let path: Vec<PathBuf> =
+            std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
         let found = path.iter().chain([&venv]).map(|d| d.join("iree-compile")).find(|p| p.is_file());
         match found {
             Some(p) => IreeCompiler::at(&p),

@@ -515,7 +515,7 @@ impl Compiler {
         let tmp = crate::cache::StagingDir::new(&dir, "dis")
             .map_err(|e| MlirError::io(format!("creating a folder in {}", dir.display()), e))?;
         std::fs::write(tmp.path().join("input.bc"), bitcode).map_err(|e| MlirError::io("writing input.bc", e))?;
-        run_capture(&self.tools.opt, &["-S", "input.bc", "-o", "input.ll"].map(OsStr::new), Some(&tmp.path()))?;
+        run_capture(&self.tools.opt, &["-S", "input.bc", "-o", "input.ll"].map(OsStr::new), Some(tmp.path()))?;
         Ok(std::fs::read_to_string(tmp.path().join("input.ll")).map_err(|e| MlirError::io("reading input.ll", e))?)
     }
 
@@ -581,7 +581,7 @@ impl Compiler {
                         "mlir-opt"
                     });
                     let args: Vec<&OsStr> = stage.iter().map(OsStr::new).collect();
-                    run_capture(&t.mlir_opt, &args, Some(&tmp.path())).map_err(|e| pipeline_error(e, options))?;
+                    run_capture(&t.mlir_opt, &args, Some(tmp.path())).map_err(|e| pipeline_error(e, options))?;
                 }
             }
             InputLevel::LlvmDialect => {
@@ -605,27 +605,28 @@ impl Compiler {
             run_capture(
                 &t.mlir_translate,
                 &["--mlir-to-llvmir", &translate_input, "-o", "module.ll"].map(OsStr::new),
-                Some(&tmp.path()),
+                Some(tmp.path()),
             )
             .map_err(|e| pipeline_error(e, options))?;
             lowered = std::fs::read_to_string(p(&translate_input)).unwrap_or_default();
         }
         let triple = format!("-mtriple={}", t.triple);
         progress.stage("opt -O2");
-        run_capture(&t.opt, &["-O2", &triple, ir_input, "-o", "module.bc"].map(OsStr::new), Some(&tmp.path()))
-            .map_err(|e| match (e, &options.source_path) {
+        run_capture(&t.opt, &["-O2", &triple, ir_input, "-o", "module.bc"].map(OsStr::new), Some(tmp.path())).map_err(
+            |e| match (e, &options.source_path) {
                 // An LLVM IR input's errors name the user's file.
                 (MlirError::ToolFailed { tool, status, stderr }, Some(path)) if ir_input != "module.ll" => {
                     let stderr = stderr.replace(ir_input, &path.display().to_string());
                     MlirError::ToolFailed { tool, status, stderr }
                 }
                 (e, _) => e,
-            })?;
+            },
+        )?;
         progress.stage("llc");
         run_capture(
             &t.llc,
             &["-O2", &triple, "--relocation-model=pic", "-filetype=obj", "module.bc", "-o", "module.o"].map(OsStr::new),
-            Some(&tmp.path()),
+            Some(tmp.path()),
         )?;
         let mut link_args: Vec<std::ffi::OsString> = ["-shared", "-o", "lib.so", "module.o"].map(Into::into).to_vec();
         let mut glue = link.c_glue.clone().unwrap_or_default();
@@ -638,7 +639,7 @@ impl Compiler {
         }
         if !glue.is_empty() {
             std::fs::write(p("glue.c"), &glue).map_err(|e| MlirError::io("writing glue.c", e))?;
-            run_capture(&t.cc, &["-O2", "-fPIC", "-c", "glue.c", "-o", "glue.o"].map(OsStr::new), Some(&tmp.path()))?;
+            run_capture(&t.cc, &["-O2", "-fPIC", "-c", "glue.c", "-o", "glue.o"].map(OsStr::new), Some(tmp.path()))?;
             link_args.push("glue.o".into());
         }
         let mut libraries = link.libraries.clone();
@@ -662,7 +663,7 @@ impl Compiler {
         link_args.extend(["-Wl,--as-needed", "-lm", "-Wl,--no-as-needed"].map(Into::into));
         let link_refs: Vec<&OsStr> = link_args.iter().map(|a| a.as_os_str()).collect();
         progress.stage("cc -shared");
-        run_capture(&t.cc, &link_refs, Some(&tmp.path()))?;
+        run_capture(&t.cc, &link_refs, Some(tmp.path()))?;
         drop(progress);
         entry
             .publish(&p("lib.so"), &key_text)
