@@ -221,6 +221,39 @@ fn compiles_once_then_from_the_cache() {
 }
 
 #[test]
+fn a_compile_shows_progress_on_a_terminal_only() {
+    let src = repo("crates/fnabi/tests/mlir/cross_backend.mlir");
+    let cmd = format!(
+        "{} run {} --backend iree -f sum_and_double -i 4xi32=1",
+        env!("CARGO_BIN_EXE_fnabi"),
+        src.to_str().unwrap()
+    );
+    // `script` (util-linux) gives the command a terminal; a fresh cache
+    // makes it compile; the threshold 0 makes the line show at once.
+    let run = |terminal: bool| {
+        let cache = scratch(if terminal { "progress-tty" } else { "progress-pipe" });
+        let mut c = Command::new(if terminal { "script" } else { "sh" });
+        if terminal {
+            c.args(["-qec", &cmd, "/dev/null"]);
+        } else {
+            c.args(["-c", &cmd]);
+        }
+        let out = c
+            .env("FNABI_CACHE_DIR", &cache)
+            .env("FNABI_PROGRESS_AFTER_MS", "0")
+            .output()
+            .expect("script (apt-get install bsdutils)");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let _ = std::fs::remove_dir_all(&cache);
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    let tty = run(true);
+    assert!(tty.contains("fnabi: compiling cross_backend.mlir: iree-compile ("), "{tty:?}");
+    assert!(tty.contains("[1]: 4xi32=2 2 2 2"), "{tty:?}");
+    assert_eq!(run(false), "[0]: i32=4\n[1]: 4xi32=2 2 2 2\n");
+}
+
+#[test]
 fn compile_errors_name_the_users_file_and_line() {
     let dir = scratch("errors");
     let cache = dir.join("cache");

@@ -20,7 +20,8 @@
 //! - [`function`]: [`Function`], one compiled function called with host
 //!   values, and the [`function::Backend`] trait every backend implements;
 //! - [`error`]: [`Error`], the one boxed error of a call;
-//! - [`cache`]: the on-disk compile cache the compiling backends share.
+//! - [`cache`], [`progress`]: the on-disk compile cache and the progress line
+//!   of a long compile, which the compiling backends share.
 //!
 //! The ABI metadata (signatures, structures, records) is the pure layer
 //! below, `fnabi_abi`; the backends (`fnabi_mlir`, `fnabi_iree`) are above.
@@ -43,6 +44,7 @@ pub mod memory;
 pub mod ndarray;
 pub mod nest;
 pub mod npy;
+pub mod progress;
 pub mod structure;
 pub mod tensor;
 pub mod text;

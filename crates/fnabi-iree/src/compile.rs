@@ -18,6 +18,7 @@ use crate::IreeModule;
 use crate::runtime::Device;
 use fnabi_core::Error;
 use fnabi_core::cache::{ArtifactKind, CacheEntry, StagingDir, default_cache_dir, fnv1a_128, writable_dir};
+use fnabi_core::progress::Progress;
 use std::ffi::OsStr;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -312,6 +313,10 @@ impl IreeCompiler {
         let tmp = StagingDir::new(&dir, &key).map_err(io(format!("creating a folder in {}", dir.display())))?;
         let input = options.input_name();
         std::fs::write(tmp.path().join(&input), source).map_err(io(format!("writing {input}")))?;
+        // The file name in the progress line (`fnabi: compiling m.mlir: iree-compile (1.2 s)`).
+        let shown = options.source_path.as_deref().and_then(Path::file_name);
+        let progress = Progress::start(&shown.map_or_else(|| "the module".into(), |n| n.to_string_lossy()));
+        progress.stage("iree-compile");
         let out = Command::new(&self.exe)
             .args(options.flags())
             .arg(&input)
@@ -319,6 +324,7 @@ impl IreeCompiler {
             .current_dir(tmp.path())
             .output()
             .map_err(io(format!("running {}", self.exe.display())))?;
+        drop(progress);
         if !out.status.success() {
             let label = options.label();
             let mut stderr = String::from_utf8_lossy(&out.stderr).into_owned();

@@ -31,8 +31,8 @@
 
 use crate::MlirError;
 use crate::llvm_level::InputLevel;
-use crate::progress::Progress;
 use fnabi_core::error::Error;
+use fnabi_core::progress::Progress;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
