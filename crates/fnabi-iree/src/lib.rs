@@ -120,7 +120,8 @@
 //! them first (`bindgen needs clang's resource headers (stdbool.h) …:
 //! apt-get install libclang-common-14-dev`).
 //!
-//! Checked by building a throw-away project that depends on this crate by
+//! Checked by `scripts/check-iree-dependency.sh` (report-only, about five
+//! minutes), which builds a throw-away project that depends on this crate by
 //! path, outside this workspace: with CMake 4.x from PyPI first on `PATH` it
 //! builds and runs (3 min cold on two cores); with Debian's CMake 3.25.1 it
 //! fails with CMake's own message above; with `LIBCLANG_PATH` naming a
