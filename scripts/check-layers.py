@@ -29,7 +29,7 @@ LAYERS = {
         ["lib"],
     ],
     "crates/fnabi-core/src": [
-        ["error"],
+        ["error", "cache", "progress"],
         ["array"],
         ["value", "layout"],
         ["bind"],
@@ -43,7 +43,7 @@ LAYERS = {
         ["lib"],
     ],
     "crates/fnabi-mlir/src": [
-        ["elf", "trampoline", "args", "cache", "llvm_level", "progress", "tool"],
+        ["elf", "trampoline", "args", "cache", "llvm_level", "tool"],
         ["memref", "abi_embed"],
         ["compile"],
         ["runtime_utils"],

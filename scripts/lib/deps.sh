@@ -94,6 +94,29 @@ install_iree_build_deps() {
   cmake_at_least 3 26
 }
 
+# IREE's compiler, for `fnabi run model.mlir --backend iree` and its tests:
+# PyPI's iree-base-compiler of the runtime's version (3.13.0, the IREE of
+# crate eerie-sys 0.5.0), in a venv of its own under the tools folder, where
+# fnabi looks for it when FNABI_IREE_COMPILE is unset and no iree-compile is
+# on PATH (crates/fnabi-iree/src/compile.rs). Nothing is done when that
+# venv already has that version installed.
+IREE_COMPILER_VERSION=3.13.0
+install_iree_compiler() {
+  local venv="${FNABI_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/fnabi}/iree-venv"
+  if [ -x "$venv/bin/iree-compile" ] \
+    && compgen -G "$venv/lib/python3*/site-packages/iree_base_compiler-$IREE_COMPILER_VERSION.dist-info" >/dev/null; then
+    return 0
+  fi
+  apt_install python3 python3-venv || return 1
+  echo "fnabi: installing iree-base-compiler==$IREE_COMPILER_VERSION from PyPI into $venv" >&2
+  rm -rf "$venv"
+  /usr/bin/python3 -m venv "$venv" || return 1
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "iree-base-compiler==$IREE_COMPILER_VERSION" || {
+    echo "fnabi: could not install iree-base-compiler==$IREE_COMPILER_VERSION from PyPI" >&2
+    return 1
+  }
+}
+
 # True when `cmake` on PATH is at least version $1.$2.
 cmake_at_least() {
   local v major minor
@@ -109,4 +132,5 @@ install_test_deps() {
   install_mlir_tools
   install_mlir_runtime_libs
   install_iree_build_deps
+  install_iree_compiler
 }

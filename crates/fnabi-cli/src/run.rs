@@ -89,12 +89,32 @@ pub struct RunArgs {
     /// Print the commands that compile the module (on stderr), then run it.
     #[arg(long)]
     print_pipeline: bool,
-    /// The IREE device that runs a `.vmfb` module.
+    /// The backend that runs `.mlir` source: `mlir` (fnabi's pipeline
+    /// through MLIR's tools, the default) or `iree` (IREE's compiler
+    /// `iree-compile`, `pip install iree-base-compiler==3.13.0`, and
+    /// runtime), to cross-check the two on the same inputs. A `.so` runs
+    /// on `mlir`, a `.vmfb` on `iree`.
+    #[arg(long, value_enum, value_name = "BACKEND")]
+    backend: Option<Backend>,
+    /// One more flag for `iree-compile` (with `--backend iree`), after
+    /// fnabi's (`--iree-llvmcpu-target-cpu=host`, …). Repeat for each.
+    #[arg(long, value_name = "FLAG", allow_hyphen_values = true)]
+    iree_compile_flag: Vec<String>,
+    /// The IREE device that runs a `.vmfb` module (or `.mlir` with `--backend iree`).
     #[arg(long, default_value = "local-sync")]
     device: String,
     /// Runtime errors in full (IREE's VM stack trace) rather than one line.
     #[arg(long, short = 'v')]
     verbose: bool,
+}
+
+/// `--backend`: which of fnabi's backends runs a `.mlir` source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Backend {
+    /// fnabi's pipeline through MLIR's tools, then native code.
+    Mlir,
+    /// IREE's compiler and runtime.
+    Iree,
 }
 
 /// What kind of module some bytes hold: by extension, then by magic bytes.
@@ -170,8 +190,24 @@ fn load_function(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliE
     };
     let label = source.label();
     let kind = module_kind(path, &head);
-    if kind == ModuleKind::Vmfb {
-        return load_vmfb(args, source);
+    let on_iree_from_source = args.backend == Some(Backend::Iree) && kind == ModuleKind::Mlir;
+    if !args.iree_compile_flag.is_empty() && !on_iree_from_source {
+        return Err(CliError("--iree-compile-flag applies to MLIR source run with --backend iree".into()));
+    }
+    match (args.backend, &kind) {
+        (Some(Backend::Mlir), ModuleKind::Vmfb) => {
+            return Err(CliError(format!(
+                "{label} is an IREE module: it runs on the IREE runtime, not --backend mlir"
+            )));
+        }
+        (Some(Backend::Iree), ModuleKind::SharedLibrary) => {
+            return Err(CliError(format!(
+                "{label} is a shared library: it runs on the MLIR backend (--backend iree compiles MLIR source)"
+            )));
+        }
+        (Some(Backend::Iree), ModuleKind::Mlir) => return load_mlir_on_iree(args, source),
+        (_, ModuleKind::Vmfb) => return load_vmfb(args, source),
+        _ => {}
     }
     let mut options = CompileOptions::default().with_runtime_verification(!args.no_runtime_verification);
     if let Some(p) = &args.pipeline {
@@ -275,10 +311,50 @@ fn load_vmfb(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliError
         ModuleSource::Stdin(b) => b.clone(),
     };
     let module = crate::run_iree::load(&bytes, &label, &args.device).map_err(CliError)?;
+    iree_function(args, &module, &label)
+}
+
+/// `--backend iree`: MLIR source compiled by `iree-compile` (cached), run
+/// in the IREE runtime.
+#[cfg(feature = "iree")]
+fn load_mlir_on_iree(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliError> {
+    if args.pipeline.is_some() || args.signature.is_some() {
+        return Err(CliError(
+            "--pipeline and --signature apply to the MLIR backend; --backend iree compiles with iree-compile \
+             (its flags: --iree-compile-flag)"
+                .into(),
+        ));
+    }
+    let label = source.label();
+    let (bytes, path) = match source {
+        ModuleSource::File(p) => {
+            (crate::read_file(p).map_err(|e| CliError(format!("cannot read {label}: {e}")))?, p.as_path())
+        }
+        ModuleSource::Stdin(b) => (b.clone(), Path::new("<stdin>")),
+    };
+    let request = crate::run_iree::CompileRequest {
+        source: &bytes,
+        path,
+        flags: &args.iree_compile_flag,
+        device: &args.device,
+        print_command: args.print_pipeline,
+    };
+    let module = crate::run_iree::compile(&request).map_err(CliError)?;
+    iree_function(args, &module, &label)
+}
+
+#[cfg(not(feature = "iree"))]
+fn load_mlir_on_iree(_args: &RunArgs, _source: &ModuleSource) -> Result<Function, CliError> {
+    Err(CliError("--backend iree: this fnabi was built without the `iree` feature".into()))
+}
+
+/// The function `--function` names of an IREE module, else its one export.
+#[cfg(feature = "iree")]
+fn iree_function(args: &RunArgs, module: &fnabi_iree::IreeModule, label: &str) -> Result<Function, CliError> {
     let name = match &args.function {
         Some(f) => f.clone(),
         None => {
-            let names = crate::run_iree::export_names(&module);
+            let names = crate::run_iree::export_names(module);
             match default_export(&names) {
                 Some(one) => one.to_owned(),
                 None => {
@@ -292,7 +368,7 @@ fn load_vmfb(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliError
             }
         }
     };
-    crate::run_iree::function(&module, &label, &name).map_err(CliError)
+    crate::run_iree::function(module, label, &name).map_err(CliError)
 }
 
 #[cfg(not(feature = "iree"))]

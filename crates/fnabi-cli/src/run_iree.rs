@@ -1,9 +1,52 @@
-//! The IREE side of `fnabi run module.vmfb`: loading a module's function on
-//! a device, and listing its exports. Inputs and outputs (IREE text form,
-//! `.npy`, JSON) are shared with MLIR functions and handled by `run`.
+//! The IREE side of `fnabi run module.vmfb` (and of `fnabi run model.mlir
+//! --backend iree`): compiling MLIR source with `iree-compile`, loading a
+//! module's function on a device, and listing its exports. Inputs and
+//! outputs (IREE text form, `.npy`, JSON) are shared with MLIR functions and
+//! handled by `run`.
 
 use fnabi::Function;
-use fnabi_iree::{Device, IreeModule};
+use fnabi_iree::{Device, IreeCompileOptions, IreeCompiler, IreeModule};
+use std::path::Path;
+
+/// What `--backend iree` compiles, and how.
+pub struct CompileRequest<'a> {
+    /// The MLIR source.
+    pub source: &'a [u8],
+    /// Where it came from (`<stdin>`): errors name it.
+    pub path: &'a Path,
+    /// `--iree-compile-flag`s.
+    pub flags: &'a [String],
+    /// `--device`.
+    pub device: &'a str,
+    /// `--print-pipeline`: show the compiler's command on stderr.
+    pub print_command: bool,
+}
+
+/// Compiles MLIR source with `iree-compile` (from the cache when there)
+/// and loads the module on the device.
+pub fn compile(r: &CompileRequest<'_>) -> Result<IreeModule, String> {
+    let label = r.path.display();
+    if r.source.iter().all(u8::is_ascii_whitespace) {
+        return Err(format!("{label} is empty: there is nothing to compile"));
+    }
+    let device: Device = r.device.parse().map_err(|e: fnabi::Error| e.to_string())?;
+    let mut options = IreeCompileOptions::default().with_source_path(r.path);
+    options.extra_flags = r.flags.to_vec();
+    let compiler = IreeCompiler::find().map_err(|e| e.to_string())?;
+    if r.print_command {
+        eprintln!(
+            "fnabi: pipeline: {} {} {label} -o {}/iree/{}.vmfb",
+            compiler.path().display(),
+            options.flags().join(" "),
+            compiler.cache_dir().display(),
+            compiler.cache_key(r.source, &options)
+        );
+    }
+    let (bytes, _) = compiler.compile(r.source, &options).map_err(|e| e.to_string())?;
+    // SAFETY: the user asked to run this source's code, as when running an
+    // executable; the module was just made by IREE's compiler.
+    unsafe { IreeModule::from_bytes(&bytes, device) }.map_err(|e| format!("{label}: {e}"))
+}
 
 /// Loads a module from its bytes on `device` (`local-sync` or
 /// `local-task`); `label` names it in errors.

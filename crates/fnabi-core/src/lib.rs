@@ -19,7 +19,9 @@
 //! - [`vm`], [`conventions`]: the IREE VM value model, host values ⇄ VM values;
 //! - [`function`]: [`Function`], one compiled function called with host
 //!   values, and the [`function::Backend`] trait every backend implements;
-//! - [`error`]: [`Error`], the one boxed error of a call.
+//! - [`error`]: [`Error`], the one boxed error of a call;
+//! - [`cache`], [`progress`]: the on-disk compile cache and the progress line
+//!   of a long compile, which the compiling backends share.
 //!
 //! The ABI metadata (signatures, structures, records) is the pure layer
 //! below, `fnabi_abi`; the backends (`fnabi_mlir`, `fnabi_iree`) are above.
@@ -28,6 +30,7 @@
 pub mod array;
 pub mod bind;
 pub mod buffer;
+pub mod cache;
 pub mod coerce;
 pub mod conventions;
 pub mod deferred;
@@ -41,6 +44,7 @@ pub mod memory;
 pub mod ndarray;
 pub mod nest;
 pub mod npy;
+pub mod progress;
 pub mod structure;
 pub mod tensor;
 pub mod text;

@@ -20,6 +20,12 @@
 //!   [`fnabi_core::Function`]);
 //! - [`IreeModule::vm_call`]: a call with a prebuilt VM argument list, the
 //!   runtime's own cost;
+//! - [`IreeModule::compile_file`]: MLIR source (tensor level, the same
+//!   `.mlir` fnabi's MLIR backend runs) compiled by IREE's own
+//!   `iree-compile` ([`IreeCompiler`], PyPI `iree-base-compiler==3.13.0`,
+//!   the runtime's version) with [`IreeCompileOptions`], cached by source
+//!   bytes, flags and compiler version, then loaded; the compiler's errors
+//!   ([`IreeCompileError`]) name the user's file and line;
 //! - [`IreeError`]: every failure the runtime reports, with its status code
 //!   and message, inside [`fnabi_core::ErrorKind::Backend`].
 //!
@@ -80,7 +86,54 @@
 //! with CMake (≥ 3.26), a C/C++ compiler, make and libclang (Debian 12:
 //! `build-essential libclang1-14 libclang-common-14-dev`, CMake from
 //! `pip install cmake`; `scripts/lib/deps.sh` installs them). A cold build
-//! takes about a minute on two cores. The workspace sets
+//! takes about a minute on two cores.
+//!
+//! **As a dependency of another project** (no wrapper of this repository
+//! needed), install first, on Debian 12 / Ubuntu:
+//!
+//! ```sh
+//! apt-get install build-essential libclang1-14 libclang-common-14-dev python3-venv
+//! python3 -m venv ~/.cache/fnabi/cmake-venv && ~/.cache/fnabi/cmake-venv/bin/pip install 'cmake>=3.26'
+//! export PATH=~/.cache/fnabi/cmake-venv/bin:$PATH    # or CMAKE=~/.cache/fnabi/cmake-venv/bin/cmake
+//! ```
+//!
+//! This crate's build script checks those tools (the `cmake` cmake-rs will
+//! run, `CMAKE` included, is ≥ 3.26; `cc`, `c++`, `make`; a libclang where
+//! clang-sys looks, `LIBCLANG_PATH` included, with clang's `stdbool.h`
+//! beside it) and fails with one message saying what to install
+//! (`FNABI_IREE_SKIP_BUILD_CHECK=1` skips it). **Where that message cannot
+//! come first**: Cargo runs `eerie-sys`'s build script without waiting for
+//! this one (a dependent crate cannot order them; `eerie-sys` has no
+//! `links` key) and, on a cold build, schedules it first, as more units
+//! depend on it. A failure at its CMake configure step comes within a second,
+//! before this check has run, and Cargo then starts nothing more, so the
+//! raw error is all that shows; the fix is the install lines above:
+//! - no `cmake`: `failed to execute command: No such file or directory (os
+//!   error 2)` / `` is `cmake` not installed? ``;
+//! - CMake 3.25 (Debian 12's): `CMake 3.26 or higher is required.  You are
+//!   running version 3.25.1`;
+//! - no C/C++ compiler or `make`: CMake's own error naming the missing
+//!   compiler or make program.
+//!
+//! A missing libclang or missing clang headers fail only in `eerie-sys`'s
+//! bindgen step, after its minute-long CMake build, so this check reports
+//! them first (`bindgen needs clang's resource headers (stdbool.h) …:
+//! apt-get install libclang-common-14-dev`).
+//!
+//! Checked by `scripts/check-iree-dependency.sh` (report-only, about five
+//! minutes), which builds a throw-away project that depends on this crate by
+//! path, outside this workspace: with CMake 4.x from PyPI first on `PATH` it
+//! builds and runs (3 min cold on two cores); with Debian's CMake 3.25.1 it
+//! fails with CMake's own message above; with `LIBCLANG_PATH` naming a
+//! folder without libclang it fails with this crate's message, before the
+//! IREE build reruns. Add `[profile.dev.package.eerie-sys] opt-level = 3`
+//! to your workspace, or debug builds get a Debug IREE (about 3.5× slower
+//! calls).
+//!
+//! Without this repository's `.cargo/config.toml` (see below), Cargo reruns
+//! `eerie-sys`'s build script on every build (about 20 s): set `CMAKE` in
+//! your own `.cargo/config.toml` `[env]` to a copy of
+//! `scripts/cmake-configure-once` to avoid it. The workspace sets
 //! `[profile.dev.package.eerie-sys] opt-level = 3`: the IREE build type
 //! follows the Cargo profile, and a Debug IREE makes calls about 3.5× slower.
 //!
@@ -104,6 +157,7 @@
 
 mod backend;
 mod buffer;
+mod compile;
 mod error;
 mod fastpack;
 mod ffi;
@@ -112,6 +166,9 @@ mod module;
 mod runtime;
 mod staging;
 
+pub use compile::{
+    IREE_COMPILER_PACKAGE, IREE_RUNTIME_VERSION, IreeCompileError, IreeCompileOptions, IreeCompiler, tools_dir,
+};
 pub use error::{IreeError, StatusCode};
 pub use list::RuntimeRef;
 pub use module::{IreeExport, IreeModule, VmCall};

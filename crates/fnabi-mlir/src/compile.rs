@@ -31,9 +31,9 @@
 
 use crate::MlirError;
 use crate::llvm_level::InputLevel;
-use crate::progress::Progress;
 use crate::tool::run_capture;
 use fnabi_core::error::Error;
+use fnabi_core::progress::Progress;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -329,17 +329,8 @@ fn probe_cache(config: &Path) -> Option<(PathBuf, Option<String>)> {
     Some((file, known))
 }
 
-/// The default cache directory (see the module docs).
-pub fn default_cache_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("FNABI_CACHE_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(d);
-    }
-    if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
-        return PathBuf::from(d).join("fnabi");
-    }
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
-    home.join(".cache").join("fnabi")
-}
+pub use fnabi_core::cache::default_cache_dir;
+use fnabi_core::cache::fnv1a_128;
 
 /// Compiles `.mlir` text to shared libraries, with a cache.
 #[derive(Clone, Debug)]
@@ -516,12 +507,18 @@ impl Compiler {
     pub fn disassemble_bitcode(&self, bitcode: &[u8]) -> Result<String, Error> {
         let dir = self.cache_dir.join("mlir");
         std::fs::create_dir_all(&dir).map_err(|e| MlirError::io(format!("creating {}", dir.display()), e))?;
-        let tmp = TempDir::new(&dir, "dis")?;
-        std::fs::write(tmp.0.join("input.bc"), bitcode).map_err(|e| MlirError::io("writing input.bc", e))?;
+        let tmp = crate::cache::StagingDir::new(&dir, "dis")
+            .map_err(|e| MlirError::io(format!("creating a folder in {}", dir.display()), e))?;
+        std::fs::write(tmp.path().join("input.bc"), bitcode).map_err(|e| MlirError::io("writing input.bc", e))?;
         let limit = crate::tool::compile_timeout_from_env()?;
         let deadline = limit.and_then(|l| Some((std::time::Instant::now().checked_add(l)?, l)));
-        run_capture(&self.tools.opt, &["-S", "input.bc", "-o", "input.ll"].map(OsStr::new), Some(&tmp.0), deadline)?;
-        Ok(std::fs::read_to_string(tmp.0.join("input.ll")).map_err(|e| MlirError::io("reading input.ll", e))?)
+        run_capture(
+            &self.tools.opt,
+            &["-S", "input.bc", "-o", "input.ll"].map(OsStr::new),
+            Some(tmp.path()),
+            deadline,
+        )?;
+        Ok(std::fs::read_to_string(tmp.path().join("input.ll")).map_err(|e| MlirError::io("reading input.ll", e))?)
     }
 
     /// The shared library compiled from `input` at `level` (MLIR source,
@@ -553,14 +550,14 @@ impl Compiler {
         let key_text = self.key_text_at(source, level, link, options);
         let key = format!("{:032x}", fnv1a_128(key_text.as_bytes()));
         let dir = crate::cache::writable_dir(&self.cache_dir.join("mlir"));
-        let entry = crate::cache::CacheEntry::new(&dir, &key);
+        let entry = crate::cache::CacheEntry::new(&dir, &key, crate::cache::ArtifactKind::SHARED_LIBRARY);
         if entry.is_valid(&key_text) {
-            return Ok(entry.library);
+            return Ok(entry.artifact);
         }
         // One compile per key: others wait here, then find it built.
         let _lock = entry.lock().map_err(|e| MlirError::io(format!("locking the cache entry {key}"), e))?;
         if entry.is_valid(&key_text) {
-            return Ok(entry.library);
+            return Ok(entry.artifact);
         }
         let limit = match options.timeout {
             Some(t) => Some(t),
@@ -568,9 +565,10 @@ impl Compiler {
         }
         .filter(|t| *t != std::time::Duration::MAX);
         let deadline = limit.and_then(|l| Some((std::time::Instant::now().checked_add(l)?, l)));
-        let tmp = TempDir::new(&dir, &key)?;
+        let tmp = crate::cache::StagingDir::new(&dir, &key)
+            .map_err(|e| MlirError::io(format!("creating a folder in {}", dir.display()), e))?;
         let t = &self.tools;
-        let p = |name: &str| tmp.0.join(name);
+        let p = |name: &str| tmp.path().join(name);
         let label = options
             .source_path
             .as_deref()
@@ -591,7 +589,8 @@ impl Compiler {
                         "mlir-opt"
                     });
                     let args: Vec<&OsStr> = stage.iter().map(OsStr::new).collect();
-                    run_capture(&t.mlir_opt, &args, Some(&tmp.0), deadline).map_err(|e| pipeline_error(e, options))?;
+                    run_capture(&t.mlir_opt, &args, Some(tmp.path()), deadline)
+                        .map_err(|e| pipeline_error(e, options))?;
                 }
             }
             InputLevel::LlvmDialect => {
@@ -615,7 +614,7 @@ impl Compiler {
             run_capture(
                 &t.mlir_translate,
                 &["--mlir-to-llvmir", &translate_input, "-o", "module.ll"].map(OsStr::new),
-                Some(&tmp.0),
+                Some(tmp.path()),
                 deadline,
             )
             .map_err(|e| pipeline_error(e, options))?;
@@ -623,7 +622,7 @@ impl Compiler {
         }
         let triple = format!("-mtriple={}", t.triple);
         progress.stage("opt -O2");
-        run_capture(&t.opt, &["-O2", &triple, ir_input, "-o", "module.bc"].map(OsStr::new), Some(&tmp.0), deadline)
+        run_capture(&t.opt, &["-O2", &triple, ir_input, "-o", "module.bc"].map(OsStr::new), Some(tmp.path()), deadline)
             .map_err(|e| match (e, &options.source_path) {
                 // An LLVM IR input's errors name the user's file.
                 (MlirError::ToolFailed { tool, status, stderr }, Some(path)) if ir_input != "module.ll" => {
@@ -636,7 +635,7 @@ impl Compiler {
         run_capture(
             &t.llc,
             &["-O2", &triple, "--relocation-model=pic", "-filetype=obj", "module.bc", "-o", "module.o"].map(OsStr::new),
-            Some(&tmp.0),
+            Some(tmp.path()),
             deadline,
         )?;
         let mut link_args: Vec<std::ffi::OsString> = ["-shared", "-o", "lib.so", "module.o"].map(Into::into).to_vec();
@@ -655,7 +654,7 @@ impl Compiler {
             run_capture(
                 &t.cc,
                 &["-O2", "-fPIC", "-c", "glue.c", "-o", "glue.o"].map(OsStr::new),
-                Some(&tmp.0),
+                Some(tmp.path()),
                 deadline,
             )?;
             link_args.push("glue.o".into());
@@ -681,12 +680,12 @@ impl Compiler {
         link_args.extend(["-Wl,--as-needed", "-lm", "-Wl,--no-as-needed"].map(Into::into));
         let link_refs: Vec<&OsStr> = link_args.iter().map(|a| a.as_os_str()).collect();
         progress.stage("cc -shared");
-        run_capture(&t.cc, &link_refs, Some(&tmp.0), deadline)?;
+        run_capture(&t.cc, &link_refs, Some(tmp.path()), deadline)?;
         drop(progress);
         entry
             .publish(&p("lib.so"), &key_text)
-            .map_err(|e| MlirError::io(format!("storing {}", entry.library.display()), e))?;
-        Ok(entry.library)
+            .map_err(|e| MlirError::io(format!("storing {}", entry.artifact.display()), e))?;
+        Ok(entry.artifact)
     }
 }
 
@@ -867,43 +866,9 @@ impl LinkInputs {
     }
 }
 
-/// A uniquely named directory, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(parent: &Path, key: &str) -> Result<TempDir, MlirError> {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static N: AtomicU64 = AtomicU64::new(0);
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-        let name = format!("tmp-{key}-{}-{nanos}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
-        let d = parent.join(name);
-        std::fs::create_dir(&d).map_err(|e| MlirError::io(format!("creating {}", d.display()), e))?;
-        Ok(TempDir(d))
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// FNV-1a, 128-bit.
-fn fnv1a_128(bytes: &[u8]) -> u128 {
-    const OFFSET: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
-    const PRIME: u128 = 0x0000_0000_0100_0000_0000_0000_0000_013b;
-    bytes.iter().fold(OFFSET, |h, &b| (h ^ u128::from(b)).wrapping_mul(PRIME))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fnv_reference_values() {
-        assert_eq!(fnv1a_128(b""), 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d);
-        assert_eq!(fnv1a_128(b"a"), 0xd228_cb69_6f1a_8caf_7891_2b70_4e4a_8964);
-    }
 
     #[test]
     fn missing_tools_name_the_packages() {

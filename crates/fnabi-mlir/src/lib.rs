@@ -40,7 +40,6 @@ mod loader;
 pub mod memref;
 pub mod module;
 mod program;
-mod progress;
 pub mod runtime_utils;
 pub mod tool;
 mod trampoline;

@@ -3,7 +3,7 @@
 //! library is rebuilt, never loaded; an unwritable cache folder falls back
 //! to a temporary one. Real compiles with Debian's MLIR tools.
 
-use fnabi::mlir::cache::{self, CacheEntry};
+use fnabi::mlir::cache::{self, ArtifactKind, CacheEntry};
 use fnabi::mlir::compile::{Compiler, Toolchain};
 use std::path::PathBuf;
 use std::sync::{Arc, Barrier};
@@ -40,8 +40,8 @@ fn one_compile_for_many_threads_and_corrupt_entries_are_rebuilt() {
     let paths: Vec<PathBuf> = handles.into_iter().map(|h| h.join().unwrap()).collect();
     assert!(paths.iter().all(|p| *p == paths[0]));
     assert_eq!(cache::published_count() - before, 1, "six threads, one compile");
-    let entry = CacheEntry::new(&dir.join("mlir"), &compiler.cache_key(SOURCE));
-    assert_eq!(entry.library, paths[0]);
+    let entry = CacheEntry::new(&dir.join("mlir"), &compiler.cache_key(SOURCE), ArtifactKind::SHARED_LIBRARY);
+    assert_eq!(entry.artifact, paths[0]);
     let good = std::fs::read(&paths[0]).unwrap();
     assert!(good.starts_with(b"\x7fELF"));
     // Truncated: rebuilt, not loaded.
@@ -59,7 +59,7 @@ fn one_compile_for_many_threads_and_corrupt_entries_are_rebuilt() {
     // Intact: a hit.
     compiler.compile(SOURCE).unwrap();
     assert_eq!(cache::published_count() - before, 3);
-    assert_eq!(cache::list(&dir.join("mlir")).unwrap().len(), 1);
+    assert_eq!(cache::list(&dir.join("mlir"), ArtifactKind::SHARED_LIBRARY).unwrap().len(), 1);
     // An unwritable cache folder (under a regular file): a temporary one.
     let blocked = scratch("blocked");
     std::fs::create_dir_all(&blocked).unwrap();

@@ -1,7 +1,8 @@
-// Tensor-level functions (linalg on tensors, math through libm, several
-// results) that both fnabi's native pipeline and IREE's `iree-compile`
-// 3.13 accept (the latter checked by hand: an IREE backend for `.mlir`
-// sources is not built yet). The native results are checked against numpy.
+// Tensor-level functions (linalg on tensors, math through libm, f64,
+// several results) that both fnabi's native pipeline and IREE's
+// `iree-compile` 3.13 accept: `fnabi run … --backend mlir|iree` runs them on
+// either, and the tests check both against numpy (entry_cli.rs,
+// iree_backend_cli.rs).
 
 #map = affine_map<(d0, d1) -> (d0, d1)>
 #bias = affine_map<(d0, d1) -> (d1)>
@@ -58,4 +59,18 @@ func.func @sum_and_double(%x: tensor<?xi32>) -> (tensor<i32>, tensor<?xi32>) {
     linalg.yield %t : i32
   } -> tensor<?xi32>
   return %s, %d : tensor<i32>, tensor<?xi32>
+}
+
+// exp(x * s) in f64 (IREE keeps f64 only without its default f64 -> f32
+// demotion, which fnabi turns off)
+func.func @scale_exp_f64(%x: tensor<3xf64>, %s: f64) -> tensor<3xf64> {
+  %e = tensor.empty() : tensor<3xf64>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x : tensor<3xf64>) outs(%e : tensor<3xf64>) {
+  ^bb0(%a: f64, %o: f64):
+    %m = arith.mulf %a, %s : f64
+    %y = math.exp %m : f64
+    linalg.yield %y : f64
+  } -> tensor<3xf64>
+  return %r : tensor<3xf64>
 }

@@ -1,4 +1,5 @@
-//! The progress line of a long compile: after a second
+//! The progress line of a long compile (shared by the backends that
+//! compile: MLIR's pipeline, `iree-compile`): after a second
 //! (`FNABI_PROGRESS_AFTER_MS` changes that), the stage that runs and the
 //! elapsed time, redrawn on stderr at each stage and every 200 ms — only
 //! when stderr is a terminal (never in pipes or logs; `FNABI_NO_PROGRESS`
@@ -20,14 +21,14 @@ struct State {
 }
 
 /// A running compile's progress line (a no-op off a terminal).
-pub(crate) struct Progress {
+pub struct Progress {
     shared: Option<Arc<(Mutex<State>, Condvar)>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Progress {
     /// Starts timing the compile of `label`.
-    pub(crate) fn start(label: &str) -> Progress {
+    pub fn start(label: &str) -> Progress {
         if !std::io::stderr().is_terminal() || std::env::var_os("FNABI_NO_PROGRESS").is_some() {
             return Progress { shared: None, thread: None };
         }
@@ -71,7 +72,7 @@ impl Progress {
     }
 
     /// The stage now running (`mlir-opt`, `llc`, …).
-    pub(crate) fn stage(&self, stage: &str) {
+    pub fn stage(&self, stage: &str) {
         if let Some(s) = &self.shared {
             s.0.lock().unwrap_or_else(|p| p.into_inner()).stage = stage.to_owned();
             // Redrawn now (once the compile has been quiet long enough).

@@ -1,0 +1,371 @@
+//! `fnabi run model.mlir --backend iree`: the same tensor-level source and
+//! inputs through fnabi's MLIR backend and through IREE (`iree-compile`
+//! 3.13 from PyPI, which `scripts/lib/deps.sh` installs, and the runtime),
+//! each checked against numpy or hand-computed values; structures from
+//! IREE's own `iree.abi` reflection; the compile cache; errors that name the
+//! user's file and line; a missing compiler. Real tools, nothing mocked.
+#![cfg(feature = "iree")]
+
+#[allow(dead_code)] // only `common::python` is used here
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("fnabi-iree-backend-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Runs `fnabi` with `args` and the environment changes `env` (a `None`
+/// value removes the variable); returns success, stdout, stderr.
+fn fnabi_env(args: &[&str], env: &[(&str, Option<&str>)]) -> (bool, String, String) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_fnabi"));
+    c.args(args).stdin(std::process::Stdio::null());
+    for (k, v) in env {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    let out = c.output().unwrap();
+    (out.status.success(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+}
+
+/// The `data` of every array (and every number) in fnabi's JSON output, flattened.
+fn json_data(text: &str) -> Vec<f64> {
+    fn walk(v: &serde_json::Value, out: &mut Vec<f64>) {
+        match v {
+            serde_json::Value::Object(o) if o.contains_key("dtype") => {
+                out.extend(o["data"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()));
+            }
+            serde_json::Value::Object(o) => o.values().for_each(|x| walk(x, out)),
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            serde_json::Value::Number(n) => out.push(n.as_f64().unwrap()),
+            other => panic!("unexpected {other}"),
+        }
+    }
+    let mut out = Vec::new();
+    walk(&serde_json::from_str(text).unwrap(), &mut out);
+    out
+}
+
+fn numpy(script: &str) -> Vec<f64> {
+    common::python(&format!("import numpy as np\n{script}")).split_whitespace().map(|x| x.parse().unwrap()).collect()
+}
+
+fn close(what: &str, got: &[f64], want: &[f64], rtol: f64) {
+    assert_eq!(got.len(), want.len(), "{what}: {got:?} vs {want:?}");
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() <= rtol * w.abs().max(1.0), "{what}: {got:?} vs {want:?}");
+    }
+}
+
+/// The dtype and shape of each printed leaf (`[1]: 4xi32=…` → `[1]: 4xi32`).
+fn headers(text: &str) -> Vec<String> {
+    text.lines().map(|l| l.split_once('=').map_or(l, |(h, _)| h).to_owned()).collect()
+}
+
+/// One function of a source on both backends with the same inputs, in a
+/// cache folder of its own: (text output, JSON data) per backend, checked
+/// to print the same dtypes and shapes.
+fn both(cache: &Path, src: &Path, f: &str, inputs: &[&str]) -> [(String, Vec<f64>); 2] {
+    let cache = cache.to_str().unwrap();
+    ["mlir", "iree"].map(|backend| {
+        let mut args = vec!["run", src.to_str().unwrap(), "--backend", backend];
+        if !f.is_empty() {
+            args.extend(["-f", f]);
+        }
+        args.extend_from_slice(inputs);
+        let (ok, text, err) = fnabi_env(&args, &[("FNABI_CACHE_DIR", Some(cache))]);
+        assert!(ok, "{f} on {backend}: {err}");
+        args.extend(["--output", "json"]);
+        let (ok, json, err) = fnabi_env(&args, &[("FNABI_CACHE_DIR", Some(cache))]);
+        assert!(ok, "{f} on {backend}: {err}");
+        (text, json_data(&json))
+    })
+}
+
+#[test]
+fn both_backends_agree_with_numpy_on_the_same_inputs() {
+    let cache = scratch("agree");
+    let src = repo("crates/fnabi/tests/mlir/cross_backend.mlir");
+    // Tolerances: IREE's exp is its own polynomial, not libm's: within a few
+    // ulp (f32: 2e-6 relative; f64: 1e-14); sums of exactly representable
+    // products are exact on both.
+    let [m, i] = both(&cache, &src, "scaled_exp", &["-i", "2x3xf32=0 1 -1 2 0.5 -2", "-i", "2"]);
+    let want =
+        numpy("x = np.array([[0, 1, -1], [2, 0.5, -2]], np.float32)\nprint(*(np.exp(x) * np.float32(2)).ravel())");
+    close("scaled_exp mlir", &m.1, &want, 2e-6);
+    close("scaled_exp iree", &i.1, &want, 2e-6);
+    assert_eq!(headers(&m.0), ["2x3xf32"]);
+    assert_eq!(headers(&i.0), headers(&m.0));
+
+    let [m, i] = both(&cache, &src, "scale_exp_f64", &["-i", "3xf64=0 1 -0.5", "-i", "2"]);
+    let want = numpy("print(*np.exp(np.array([0, 1, -0.5]) * 2).tolist())");
+    close("scale_exp_f64 mlir", &m.1, &want, 1e-14);
+    close("scale_exp_f64 iree", &i.1, &want, 1e-14);
+    assert_eq!(headers(&i.0), ["3xf64"], "f64 is not demoted to f32");
+    assert_eq!(headers(&i.0), headers(&m.0));
+
+    // relu(x @ w + b) by hand: rows [0 5 2] and [0 1 2], plus b, relu.
+    let x = "2x4xf32=1 2 3 4 -1 0 1 0";
+    let [m, i] = both(
+        &cache,
+        &src,
+        "dense_relu",
+        &["-i", x, "-i", "4x3xf32=1 0 -1 0 1 0 1 1 1 -1 0 0", "-i", "3xf32=0.5 -10 0"],
+    );
+    for (name, got) in [("mlir", &m), ("iree", &i)] {
+        assert_eq!(got.1, [0.5, 0.0, 2.0, 0.5, 0.0, 2.0], "dense_relu {name}");
+        assert_eq!(got.0, "2x3xf32=[0.5 0 2][0.5 0 2]\n", "dense_relu {name}");
+    }
+
+    // Integers, two results (a 0-d tensor and a dynamic one): identical text.
+    let [m, i] = both(&cache, &src, "sum_and_double", &["-i", "4xi32=1 -2 3 10"]);
+    assert_eq!(m.1, [12.0, 2.0, -4.0, 6.0, 20.0]);
+    assert_eq!(m.0, "[0]: i32=12\n[1]: 4xi32=2 -4 6 20\n");
+    assert_eq!(i, m);
+
+    // The tensor-level MLP of examples/, against numpy.
+    let mlp = repo("examples/mlp_tensor.mlir");
+    let inputs = repo("examples/mlp_tensor_inputs.json");
+    let [m, i] = both(&cache, &mlp, "", &["--inputs", inputs.to_str().unwrap()]);
+    let want = numpy(&format!(
+        "import json\nv = [np.array(a['data'], np.float32).reshape(a['shape']) for a in json.load(open('{}'))]\n\
+         x, w1, b1, w2, b2 = v\nprint(*(np.maximum(x @ w1 + b1, 0) @ w2 + b2).ravel())",
+        inputs.display()
+    ));
+    close("mlp mlir", &m.1, &want, 1e-6);
+    close("mlp iree", &i.1, &want, 1e-6);
+    assert_eq!(headers(&i.0), ["2x3xf32"]);
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+#[test]
+fn structures_come_from_iree_abi_reflection_of_the_source() {
+    // nested.mlir carries hand-written iree.abi records (IREE-only source:
+    // !util.list arguments); its results as IREE's Python runtime gave them
+    // (the fixtures' README): the same as the prebuilt nested.vmfb.
+    let cache = scratch("nested");
+    let src = repo("crates/fnabi/tests/fixtures/iree/nested.mlir");
+    let json = scratch("nested-inputs").join("in.json");
+    std::fs::write(&json, r#"[{"a": [[1, 2, 3, 4], [10, 20, 30, 40]], "b": {"c": [2, 2, 2, 2]}}, 3.0]"#).unwrap();
+    let args =
+        ["run", src.to_str().unwrap(), "--backend", "iree", "-f", "nested_deep", "--inputs", json.to_str().unwrap()];
+    let (ok, out, err) = fnabi_env(&args, &[("FNABI_CACHE_DIR", Some(cache.to_str().unwrap()))]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        out,
+        "[0]: 4xf32=15 28 41 54\n[1][\"s\"]: 4xf32=11 22 33 44\n[1][\"t\"][0]: 4xf32=2 4 6 8\n[1][\"t\"][1]: 4xf32=20 40 60 80\n"
+    );
+    let _ = std::fs::remove_dir_all(&cache);
+    let _ = std::fs::remove_dir_all(json.parent().unwrap());
+}
+
+#[test]
+fn compiles_once_then_from_the_cache() {
+    let cache = scratch("cache");
+    let c = cache.to_str().unwrap();
+    let env = [("FNABI_CACHE_DIR", Some(c))];
+    let src = repo("crates/fnabi/tests/mlir/cross_backend.mlir");
+    let args = ["run", src.to_str().unwrap(), "--backend", "iree", "-f", "sum_and_double", "-i", "4xi32=1 -2 3 10"];
+    let want = "[0]: i32=12\n[1]: 4xi32=2 -4 6 20\n";
+    assert_eq!(fnabi_env(&args, &env).1, want);
+    let vmfb: Vec<PathBuf> = std::fs::read_dir(cache.join("iree"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "vmfb"))
+        .collect();
+    assert_eq!(vmfb.len(), 1, "{vmfb:?}");
+    let built = std::fs::metadata(&vmfb[0]).unwrap().modified().unwrap();
+    // A hit: the same file, not rewritten.
+    assert_eq!(fnabi_env(&args, &env).1, want);
+    assert_eq!(std::fs::metadata(&vmfb[0]).unwrap().modified().unwrap(), built);
+    let (ok, list, err) = fnabi_env(&["cache", "list"], &env);
+    assert!(ok, "{err}");
+    assert!(list.contains(&format!("{}  ", vmfb[0].display())), "{list}");
+    assert!(
+        list.ends_with(&format!("1 IREE module in {c}/iree, {} bytes\n", std::fs::metadata(&vmfb[0]).unwrap().len())),
+        "{list}"
+    );
+    // Corrupted (same size): rebuilt, never loaded.
+    let mut bytes = std::fs::read(&vmfb[0]).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0xff;
+    std::fs::write(&vmfb[0], &bytes).unwrap();
+    assert!(fnabi_env(&["cache", "list"], &env).1.contains("bytes  corrupt"));
+    assert_eq!(fnabi_env(&args, &env).1, want);
+    assert!(!fnabi_env(&["cache", "list"], &env).1.contains("corrupt"));
+    // Other flags: another entry. --print-pipeline shows the command.
+    let mut more = args.to_vec();
+    more.extend(["--iree-compile-flag=--iree-llvmcpu-target-cpu=host", "--print-pipeline"]);
+    let (ok, out, err) = fnabi_env(&more, &env);
+    assert!(ok, "{err}");
+    assert_eq!(out, want);
+    assert!(
+        err.starts_with("fnabi: pipeline: ")
+            && err.contains("iree-compile --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic --iree-input-demote-f64-to-f32=false --iree-llvmcpu-target-cpu=host ")
+            && err.contains(&format!(" -o {c}/iree/")),
+        "{err}"
+    );
+    let (_, cleared, _) = fnabi_env(&["cache", "clear"], &env);
+    assert!(cleared.ends_with(&format!("removed 2 IREE modules from {c}/iree\n")), "{cleared}");
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+#[test]
+fn a_compile_shows_progress_on_a_terminal_only() {
+    let src = repo("crates/fnabi/tests/mlir/cross_backend.mlir");
+    let cmd = format!(
+        "{} run {} --backend iree -f sum_and_double -i 4xi32=1",
+        env!("CARGO_BIN_EXE_fnabi"),
+        src.to_str().unwrap()
+    );
+    // `script` (util-linux) gives the command a terminal; a fresh cache
+    // makes it compile; the threshold 0 makes the line show at once.
+    let run = |terminal: bool| {
+        let cache = scratch(if terminal { "progress-tty" } else { "progress-pipe" });
+        let mut c = Command::new(if terminal { "script" } else { "sh" });
+        if terminal {
+            c.args(["-qec", &cmd, "/dev/null"]);
+        } else {
+            c.args(["-c", &cmd]);
+        }
+        let out = c
+            .env("FNABI_CACHE_DIR", &cache)
+            .env("FNABI_PROGRESS_AFTER_MS", "0")
+            .output()
+            .expect("script (apt-get install bsdutils)");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let _ = std::fs::remove_dir_all(&cache);
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    let tty = run(true);
+    assert!(tty.contains("fnabi: compiling cross_backend.mlir: iree-compile ("), "{tty:?}");
+    assert!(tty.contains("[1]: 4xi32=2 2 2 2"), "{tty:?}");
+    assert_eq!(run(false), "[0]: i32=4\n[1]: 4xi32=2 2 2 2\n");
+}
+
+#[test]
+fn compile_errors_name_the_users_file_and_line() {
+    let dir = scratch("errors");
+    let cache = dir.join("cache");
+    let env = [("FNABI_CACHE_DIR", Some(cache.to_str().unwrap()))];
+    let broken = dir.join("my model.mlir");
+    std::fs::write(
+        &broken,
+        "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n  %y = arith.addf %x, %x : tensor<4xf32>\n  return %z : tensor<4xf32>\n}\n",
+    )
+    .unwrap();
+    let b = broken.to_str().unwrap();
+    let (ok, out, err) = fnabi_env(&["run", b, "--backend", "iree", "-i", "4xf32=1 2 3 4"], &env);
+    assert!(!ok && out.is_empty());
+    assert!(err.starts_with(&format!("fnabi: error: iree-compile failed (exit status: 1) compiling {b}:\n{b}:3:10: error: use of undeclared SSA value name\n")), "{err}");
+    assert!(!err.contains("input.mlir") && !err.contains("tmp-"), "{err}");
+    // From stdin: named <stdin>.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fnabi"))
+        .args(["run", "--module=-", "--backend", "iree"])
+        .env("FNABI_CACHE_DIR", &cache)
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &std::fs::read(&broken).unwrap()).unwrap();
+    let err = String::from_utf8(child.wait_with_output().unwrap().stderr).unwrap();
+    assert!(err.contains("\n<stdin>:3:10: error: use of undeclared SSA value name\n"), "{err}");
+    // memref code (examples/mlp.mlir) is refused by iree-compile, with a note.
+    let mlp = repo("examples/mlp.mlir");
+    let (ok, _, err) = fnabi_env(&["run", mlp.to_str().unwrap(), "--backend", "iree"], &env);
+    assert!(!ok);
+    assert!(err.contains(&format!("\n{}:20:27: error: ", mlp.display())), "{err}");
+    assert!(err.trim_end().ends_with("note: iree-compile takes tensor-level MLIR (functions of tensors and scalars); memref code runs on fnabi's MLIR backend"), "{err}");
+    // An empty file: one line, no compiler run.
+    let empty = dir.join("empty.mlir");
+    std::fs::write(&empty, "\n").unwrap();
+    let (ok, _, err) = fnabi_env(&["run", empty.to_str().unwrap(), "--backend", "iree"], &env);
+    assert!(!ok);
+    assert_eq!(err, format!("fnabi: error: {} is empty: there is nothing to compile\n", empty.display()));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_missing_compiler_says_what_to_install() {
+    let src = repo("crates/fnabi/tests/mlir/cross_backend.mlir");
+    let s = src.to_str().unwrap();
+    let args = ["run", s, "--backend", "iree", "-f", "sum_and_double", "-i", "4xi32=1"];
+    let (ok, out, err) = fnabi_env(&args, &[("FNABI_IREE_COMPILE", Some("/nonexistent"))]);
+    assert!(!ok && out.is_empty());
+    assert_eq!(
+        err,
+        "fnabi: error: FNABI_IREE_COMPILE = /nonexistent: no such file (pip install iree-base-compiler==3.13.0, then \
+         point FNABI_IREE_COMPILE at its iree-compile, or unset it)\n"
+    );
+    // Not on PATH and not in the tool venv.
+    let empty = scratch("no-tools");
+    let (ok, _, err) = fnabi_env(
+        &args,
+        &[("FNABI_IREE_COMPILE", None), ("PATH", Some("/usr/bin:/bin")), ("FNABI_TOOLS_DIR", empty.to_str())],
+    );
+    assert!(!ok);
+    assert_eq!(
+        err,
+        format!(
+            "fnabi: error: iree-compile is not installed (not on PATH, not in {}/iree-venv/bin, FNABI_IREE_COMPILE \
+             unset): pip install iree-base-compiler==3.13.0\n",
+            empty.display()
+        )
+    );
+    // A program that is not iree-compile.
+    let (ok, _, err) = fnabi_env(&args, &[("FNABI_IREE_COMPILE", Some("/bin/true"))]);
+    assert!(!ok);
+    assert!(
+        err.starts_with("fnabi: error: FNABI_IREE_COMPILE = /bin/true: `--version` printed no IREE compiler version"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let _ = std::fs::remove_dir_all(&empty);
+}
+
+#[test]
+fn backends_and_module_kinds_must_fit() {
+    let dir = scratch("kinds");
+    let vmfb = repo("crates/fnabi/tests/fixtures/iree/add.vmfb");
+    let (ok, _, err) = fnabi_env(&["run", vmfb.to_str().unwrap(), "--backend", "mlir", "-f", "add_i32"], &[]);
+    assert!(!ok);
+    assert_eq!(
+        err,
+        format!(
+            "fnabi: error: {} is an IREE module: it runs on the IREE runtime, not --backend mlir\n",
+            vmfb.display()
+        )
+    );
+    // --backend iree is the default for a .vmfb anyway.
+    let (ok, out, err) =
+        fnabi_env(&["run", vmfb.to_str().unwrap(), "--backend", "iree", "-f", "add_i32", "-i", "2", "-i", "40"], &[]);
+    assert!(ok, "{err}");
+    assert_eq!(out, "42\n");
+    let so = dir.join("lib.so");
+    std::fs::write(&so, b"\x7fELF").unwrap();
+    let (ok, _, err) = fnabi_env(&["run", so.to_str().unwrap(), "--backend", "iree"], &[]);
+    assert!(!ok);
+    assert!(err.contains("is a shared library: it runs on the MLIR backend"), "{err}");
+    let src = repo("crates/fnabi/tests/mlir/cross_backend.mlir");
+    let s = src.to_str().unwrap();
+    let (ok, _, err) = fnabi_env(&["run", s, "--iree-compile-flag=--x"], &[]);
+    assert!(!ok);
+    assert_eq!(err, "fnabi: error: --iree-compile-flag applies to MLIR source run with --backend iree\n");
+    let (ok, _, err) = fnabi_env(&["run", s, "--backend", "iree", "--pipeline", "builtin.module()"], &[]);
+    assert!(!ok);
+    assert!(err.starts_with("fnabi: error: --pipeline and --signature apply to the MLIR backend"), "{err}");
+    let (ok, _, err) = fnabi_env(&["run", s, "--backend", "gpu"], &[]);
+    assert!(!ok);
+    assert!(err.contains("gpu") && err.lines().count() == 1, "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
