@@ -19,22 +19,32 @@ use std::path::PathBuf;
 ///   ``$FNABI_CACHE_DIR``, else ``~/.cache/fnabi``, as ``fnabi run`` does);
 ///   a shared library of MLIR-compiled code (``.so``); or an IREE module
 ///   (``.vmfb``, when the package was built with IREE).
-/// - ``device``: for ``.vmfb`` only: ``"local-sync"`` (default) or ``"local-task"``.
+/// - ``device``: for IREE modules only: ``"local-sync"`` (default) or ``"local-task"``.
 /// - ``signature``: for a library without its source: an MLIR function type
 ///   (``"(memref<?xf32>, f32) -> memref<?xf32>"``) or a mangled raw
 ///   signature, used for every function; or a dict of them by function name.
+/// - ``backend``: for ``.mlir`` files: ``"mlir"`` (default: Debian's MLIR
+///   tools, native code in this process) or ``"iree"`` (``iree-compile``
+///   3.13, then IREE's runtime; needs the package's IREE feature), to
+///   cross-check the two on the same inputs.
+/// - ``runtime_checks``: for ``.mlir`` files on the MLIR backend: compile
+///   with MLIR's runtime op verification; a failed check (an out-of-bounds
+///   index, mismatched dynamic dims) raises `ExecutionError` naming the
+///   file and line instead of reading out of bounds.
 ///
 /// Loading runs the module's initialisers and calling its functions runs
 /// its code in this process: load only code you trust.
 #[pyfunction]
-#[pyo3(signature = (path, *, device = None, signature = None))]
+#[pyo3(signature = (path, *, device = None, signature = None, backend = None, runtime_checks = false))]
 fn load(
     py: Python<'_>,
     path: PathBuf,
     device: Option<&str>,
     signature: Option<&Bound<'_, PyAny>>,
+    backend: Option<&str>,
+    runtime_checks: bool,
 ) -> PyResult<module::Module> {
-    module::Module::load(py, path, device, signature)
+    module::Module::load(py, path, device, signature, backend, runtime_checks)
 }
 
 /// The human-readable form of a mangled signature: a raw function signature

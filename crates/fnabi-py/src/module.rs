@@ -21,8 +21,9 @@ use std::sync::{Arc, Mutex};
 /// process (pickling).
 #[derive(Clone, Debug)]
 enum Source {
-    /// MLIR source text (compiled through the cache), and the file it came from.
-    Mlir { path: Option<PathBuf>, text: String },
+    /// MLIR source text (compiled through the cache), the file it came
+    /// from, and whether it is compiled with runtime checks.
+    Mlir { path: Option<PathBuf>, text: String, runtime_checks: bool },
     /// A shared library of MLIR-compiled code.
     Library { path: PathBuf },
     /// An IREE module file's bytes, and the file they came from.
@@ -33,7 +34,8 @@ enum Source {
 impl Source {
     fn kind(&self) -> &'static str {
         match self {
-            Source::Mlir { .. } => "mlir",
+            Source::Mlir { runtime_checks: false, .. } => "mlir",
+            Source::Mlir { runtime_checks: true, .. } => "mlir-checked",
             Source::Library { .. } => "library",
             #[cfg(feature = "iree")]
             Source::Vmfb { .. } => "vmfb",
@@ -139,7 +141,15 @@ impl Module {
                 Ok(match &source {
                     // SAFETY: loading a module runs the code it was compiled
                     // from, which is what the caller of `fnabi.load` asks for.
-                    Source::Mlir { text, .. } => Loaded::Mlir(unsafe { MlirModule::compile(text) }?),
+                    Source::Mlir { text, path, runtime_checks } => {
+                        let mut options =
+                            fnabi::mlir::CompileOptions::default().with_runtime_verification(*runtime_checks);
+                        if let Some(p) = path {
+                            options = options.with_source_path(p);
+                        }
+                        // SAFETY: as below (the code compiled from `text` runs).
+                        Loaded::Mlir(unsafe { MlirModule::compile_with_options(text, &options) }?)
+                    }
                     // SAFETY: as above (the library's initialisers run).
                     Source::Library { path } => Loaded::Mlir(unsafe { MlirModule::load(path) }?),
                     #[cfg(feature = "iree")]
@@ -159,12 +169,39 @@ impl Module {
         path: PathBuf,
         device: Option<&str>,
         signature: Option<&Bound<'_, PyAny>>,
+        backend: Option<&str>,
+        runtime_checks: bool,
     ) -> PyResult<Module> {
         let signatures = Signatures::from_py(signature)?;
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         let read_err = |e: std::io::Error| errors::to_py(py, fnabi::Error::io(path.display().to_string(), e));
-        if ext != "vmfb" && device.is_some() {
-            return Err(errors::error(py, Kind::Call, "device= applies to IREE modules (.vmfb) only"));
+        let iree = match backend {
+            None | Some("mlir") => false,
+            Some("iree") if ext == "mlir" => true,
+            Some("iree") => {
+                return Err(errors::error(py, Kind::Call, "backend= applies to MLIR source (.mlir) only"));
+            }
+            Some(other) => {
+                return Err(errors::error(
+                    py,
+                    Kind::Call,
+                    format!("backend must be \"mlir\" or \"iree\", not {other:?}"),
+                ));
+            }
+        };
+        if ext != "vmfb" && !iree && device.is_some() {
+            return Err(errors::error(
+                py,
+                Kind::Call,
+                "device= applies to IREE modules (.vmfb, or backend=\"iree\") only",
+            ));
+        }
+        if runtime_checks && (ext != "mlir" || iree) {
+            return Err(errors::error(
+                py,
+                Kind::Call,
+                "runtime_checks= applies to MLIR source (.mlir) compiled by the MLIR backend only",
+            ));
         }
         let source = match ext {
             "mlir" => {
@@ -175,7 +212,15 @@ impl Module {
                         "signature= is for libraries without their source; an .mlir file declares its functions",
                     ));
                 }
-                Source::Mlir { text: std::fs::read_to_string(&path).map_err(read_err)?, path: Some(path) }
+                if iree {
+                    let bytes = compile_for_iree(py, &path)?;
+                    return Module::open(py, vmfb_source(py, Some(path), Some(bytes), device)?, signatures);
+                }
+                Source::Mlir {
+                    text: std::fs::read_to_string(&path).map_err(read_err)?,
+                    path: Some(path),
+                    runtime_checks,
+                }
             }
             "vmfb" => vmfb_source(py, Some(path.clone()), None, device)?,
             _ => Source::Library { path },
@@ -243,6 +288,24 @@ fn vmfb_source(
         (None, None) => return Err(errors::error(py, Kind::Load, "an IREE module needs a path or its bytes")),
     };
     Ok(Source::Vmfb { path, bytes, device })
+}
+
+/// The `.vmfb` that IREE's compiler (`iree-compile`, found as `fnabi run
+/// --backend iree` finds it) makes of the MLIR file at `path` (cached).
+#[cfg(feature = "iree")]
+fn compile_for_iree(py: Python<'_>, path: &Path) -> PyResult<Vec<u8>> {
+    let source = std::fs::read(path).map_err(|e| errors::to_py(py, fnabi::Error::io(path.display().to_string(), e)))?;
+    let options = fnabi_iree::IreeCompileOptions::default().with_source_path(path);
+    py.detach(|| -> Result<Vec<u8>, fnabi::Error> {
+        let compiler = fnabi_iree::IreeCompiler::find()?;
+        Ok(compiler.compile(&source, &options)?.0)
+    })
+    .map_err(rust_err(py))
+}
+
+#[cfg(not(feature = "iree"))]
+fn compile_for_iree(py: Python<'_>, _: &Path) -> PyResult<Vec<u8>> {
+    vmfb_source(py, None, None, None).map(|_| Vec::new())
 }
 
 #[cfg(not(feature = "iree"))]
@@ -372,7 +435,9 @@ pub fn _module_from_state(
 ) -> PyResult<Module> {
     let signatures = Signatures::from_py(Some(signature))?;
     let source = match kind {
-        "mlir" => Source::Mlir { path, text: payload.extract()? },
+        "mlir" | "mlir-checked" => {
+            Source::Mlir { path, text: payload.extract()?, runtime_checks: kind == "mlir-checked" }
+        }
         "library" => Source::Library {
             path: path.ok_or_else(|| errors::error(py, Kind::Load, "a pickled library module without its path"))?,
         },
@@ -389,10 +454,12 @@ pub fn _function_from_state(module: &Bound<'_, Module>, name: &str, signature: O
     Module::function(module, name, signature)
 }
 
-/// Compiles MLIR source text (cached like files) into a `Module`.
+/// Compiles MLIR source text (cached like files) into a `Module`;
+/// ``runtime_checks`` as for `fnabi.load`.
 #[pyfunction]
-pub fn compile_mlir(py: Python<'_>, source: String) -> PyResult<Module> {
-    Module::open(py, Source::Mlir { path: None, text: source }, Signatures::None)
+#[pyo3(signature = (source, *, runtime_checks = false))]
+pub fn compile_mlir(py: Python<'_>, source: String, runtime_checks: bool) -> PyResult<Module> {
+    Module::open(py, Source::Mlir { path: None, text: source, runtime_checks }, Signatures::None)
 }
 
 /// One compiled function, called with Python values: `f(*args, **kwargs)`.

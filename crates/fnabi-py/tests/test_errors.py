@@ -3,6 +3,8 @@ expected vs got; nothing crashes."""
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -178,3 +180,23 @@ def test_keyword_argument_errors_name_the_keyword(structured):
     with pytest.raises(fnabi.CallError) as e:
         structured.scale_kw(x=np.ones(2, np.float32), scale={1})
     assert (e.value.path, e.value.got) == ('["scale"]', "set")
+
+
+def test_runtime_checks_raise_execution_error_with_the_users_line():
+    m = fnabi.load(MLIR / "verify.mlir", runtime_checks=True)
+    x = np.array([1, 2, 3, 4], np.float32)
+    assert m.element(x, 3) == 4.0
+    with pytest.raises(fnabi.ExecutionError) as e:
+        m.element(x, 4)
+    first = str(e.value).splitlines()[0]
+    assert first == "@element: runtime op verification failed at verify.mlir:5:8: out-of-bounds access"
+    # Two dynamic dims that must be equal: linalg's check stops the call.
+    with pytest.raises(fnabi.ExecutionError, match="verify.mlir:21:8: dimension #0"):
+        m.dyn_add(np.ones((3, 4), np.float32), np.ones((2, 4), np.float32))
+    np.testing.assert_array_equal(m.dyn_add(np.ones((2, 4), np.float32), np.ones((2, 4), np.float32)), 2)
+    # The module keeps working, and pickles with its checks.
+    again = pickle.loads(pickle.dumps(m))
+    with pytest.raises(fnabi.ExecutionError):
+        again.element(x, -1)
+    with pytest.raises(fnabi.CallError, match="runtime_checks= applies to MLIR source"):
+        fnabi.load(MLIR / "verify.mlir", runtime_checks=True, backend="iree")

@@ -22,7 +22,7 @@ def test_sip():
 def test_help_texts():
     import inspect
 
-    assert str(inspect.signature(fnabi.load)) == "(path, *, device=None, signature=None)"
+    assert str(inspect.signature(fnabi.load)) == "(path, *, device=None, signature=None, backend=None, runtime_checks=False)"
     for word in ("device", "signature", ".mlir", ".vmfb", "cache"):
         assert word in fnabi.load.__doc__
     assert fnabi.Function.sip.__doc__ and fnabi.Module.functions.__doc__

@@ -26,6 +26,8 @@ def load(
     *,
     device: Optional[str] = None,
     signature: Optional[Union[str, Mapping[str, str]]] = None,
+    backend: Optional[str] = None,
+    runtime_checks: bool = False,
 ) -> Module:
     """Loads a module of compiled functions.
 
@@ -39,6 +41,12 @@ def load(
     - ``signature``: for a library without its source: an MLIR function
       type (``"(memref<?xf32>, f32) -> memref<?xf32>"``) or a mangled raw
       signature, used for every function; or a dict of them by name.
+    - ``backend``: for ``.mlir`` files: ``"mlir"`` (default) or ``"iree"``
+      (compiled by ``iree-compile`` 3.13 and run in IREE's runtime; needs
+      `has_iree`), to cross-check the two backends on the same inputs.
+    - ``runtime_checks``: for ``.mlir`` files on the MLIR backend: compile
+      with MLIR's runtime op verification; a failed check raises
+      `ExecutionError` naming the file and line.
 
     Loading runs the module's initialisers and calling its functions runs
     its code in this process: load only code you trust.
@@ -47,8 +55,9 @@ def load(
     ABI attributes) or `CompileError` (the MLIR tools failed or are missing).
     """
 
-def compile_mlir(source: str) -> Module:
-    """Compiles MLIR source text (cached like files) into a `Module`."""
+def compile_mlir(source: str, *, runtime_checks: bool = False) -> Module:
+    """Compiles MLIR source text (cached like files) into a `Module`;
+    ``runtime_checks`` as for `load`."""
 
 def demangle(signature: str, *, kind: Optional[str] = None) -> str:
     """The human-readable form of a mangled signature: a raw function
