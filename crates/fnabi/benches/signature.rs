@@ -1,12 +1,27 @@
-//! Parse and mangle throughput of raw signatures (`cargo bench --bench signature`).
+//! Parse and mangle throughput of raw and SIP signatures (`cargo bench -p
+//! fnabi --bench signature`).
 //!
-//! The set is what real modules carry: a few buffers of rank 1–4 with
-//! static and dynamic dims, scalars and refs.
+//! Group `raw`: five raw signatures together (parse, zero-copy read,
+//! mangle, display). Group `p6`: issue 19's ten signatures, one id per
+//! (operation, signature): `walk` (every component, spans descended except
+//! dict keys), `raw_read` (zero-copy read of inputs and results, every dim),
+//! `raw_parse` (`RawSignature::parse`), `raw_human` (parse + `Display` into
+//! a reused `String`), `sip_visit` (both sides into a counting visitor),
+//! `sip_text` (the reference text of both sides into reused `String`s) and
+//! `sip_parse` (`SipSignature::parse`). Raw operations run on the raw
+//! signatures, SIP ones on the SIP signatures (`I1!R1!` is both).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use fnabi::RawSignature;
+use fnabi::mangle::{Component, SignatureParser};
 use fnabi::raw::{RawSignatureReader, RawTypeRef};
+use fnabi::sip::{ReferenceText, SipReader, SipSignature, SipVisitor, StructKind};
+use fnabi::{Dim, RawSignature};
+use std::fmt::Write as _;
 use std::hint::black_box;
+use std::time::Duration;
+
+#[path = "../../fnabi-abi/tests/support/ten_signatures.rs"]
+mod ten_signatures;
 
 const SIGNATURES: &[&str] = &[
     "I1!R1!",
@@ -58,5 +73,112 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// Every component, descending into spans except dict keys (`K`, whose
+/// content is a name, not components); stops at the first error.
+fn walk(p: SignatureParser<'_>) -> usize {
+    let mut n = 0;
+    for c in p {
+        let Ok(c) = c else { break };
+        n += 1;
+        if let Component::Span { tag, .. } = c
+            && tag != b'K'
+        {
+            n += c.nested().map_or(0, walk);
+        }
+    }
+    n
+}
+
+/// Reads every item and dim of both sides without allocating.
+fn raw_read(mangled: &str) -> i64 {
+    let r = RawSignatureReader::new(mangled.as_bytes()).unwrap();
+    let mut acc = 0i64;
+    for t in r.inputs().chain(r.results()) {
+        match t.unwrap() {
+            RawTypeRef::Buffer(b) => {
+                acc += i64::from(b.dtype.code());
+                for d in b.dims() {
+                    acc += match d {
+                        Dim::Static(n) => i64::from(n),
+                        Dim::Dynamic => -1,
+                    };
+                }
+            }
+            RawTypeRef::Scalar(s) => acc += i64::from(s.code()),
+            RawTypeRef::RefObject | RawTypeRef::Unrecognized => acc += 1,
+        }
+    }
+    acc
+}
+
+/// Sums what it is told, so no event is optimized away.
+#[derive(Default)]
+struct Count(usize);
+
+impl SipVisitor<'_> for Count {
+    fn integer_key(&mut self, key: usize) {
+        self.0 += key;
+    }
+    fn string_key(&mut self, key: &str) {
+        self.0 += key.len();
+    }
+    fn open(&mut self, kind: StructKind) {
+        self.0 += 1 + kind as usize;
+    }
+    fn close(&mut self) {
+        self.0 += 1;
+    }
+    fn leaf(&mut self, raw_index: usize) {
+        self.0 += raw_index;
+    }
+}
+
+fn p6(c: &mut Criterion) {
+    let sigs = ten_signatures::ten();
+    let mut g = c.benchmark_group("p6");
+    g.warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1)).sample_size(30);
+    for s in &sigs {
+        let m = s.mangled.as_str();
+        g.bench_function(format!("walk/{}", s.name), |b| b.iter(|| walk(SignatureParser::new(black_box(m)))));
+    }
+    for s in sigs.iter().filter(|s| s.raw) {
+        let m = s.mangled.as_str();
+        g.bench_function(format!("raw_read/{}", s.name), |b| b.iter(|| raw_read(black_box(m))));
+        g.bench_function(format!("raw_parse/{}", s.name), |b| b.iter(|| RawSignature::parse(black_box(m)).unwrap()));
+        let mut out = String::new();
+        g.bench_function(format!("raw_human/{}", s.name), |b| {
+            b.iter(|| {
+                out.clear();
+                write!(out, "{}", RawSignature::parse(black_box(m)).unwrap()).unwrap();
+                out.len()
+            })
+        });
+    }
+    for s in sigs.iter().filter(|s| s.sip) {
+        let m = s.mangled.as_str();
+        g.bench_function(format!("sip_visit/{}", s.name), |b| {
+            b.iter(|| {
+                let r = SipReader::new(black_box(m.as_bytes())).unwrap();
+                let mut v = Count::default();
+                r.visit_inputs(&mut v).unwrap();
+                r.visit_results(&mut v).unwrap();
+                v.0
+            })
+        });
+        g.bench_function(format!("sip_text/{}", s.name), |b| {
+            b.iter(|| {
+                let r = SipReader::new(black_box(m.as_bytes())).unwrap();
+                let mut i = ReferenceText::new();
+                r.visit_inputs(&mut i).unwrap();
+                let mut o = ReferenceText::new();
+                r.visit_results(&mut o).unwrap();
+                i.as_str().len() + o.as_str().len()
+            })
+        });
+        g.bench_function(format!("sip_parse/{}", s.name), |b| b.iter(|| SipSignature::parse(black_box(m)).unwrap()));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, p6);
 criterion_main!(benches);
