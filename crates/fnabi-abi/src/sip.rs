@@ -531,22 +531,34 @@ impl<W: fmt::Write> SipVisitor<'_> for ReferenceText<W> {
 }
 
 /// Keys already made, so that a key that repeats across structs (`bias`
-/// in every block) shares one allocation.
+/// in every block) shares one allocation. Eight slots, replaced by the
+/// clock (second chance) rule, so keys that keep repeating stay.
 struct KeyCache<'a> {
     slots: [Option<(&'a str, Key)>; 8],
-    next: usize,
+    used: [bool; 8],
+    hand: usize,
 }
 
 impl<'a> KeyCache<'a> {
+    fn new() -> Self {
+        KeyCache { slots: Default::default(), used: [false; 8], hand: 0 }
+    }
+
     fn get(&mut self, key: &'a str) -> Key {
-        for (k, shared) in self.slots.iter().flatten() {
-            if *k == key {
+        for (i, slot) in self.slots.iter().enumerate() {
+            if let Some((k, shared)) = slot
+                && *k == key
+            {
+                self.used[i] = true;
                 return shared.clone();
             }
         }
         let made: Key = key.into();
-        self.slots[self.next % self.slots.len()] = Some((key, made.clone()));
-        self.next += 1;
+        while std::mem::take(&mut self.used[self.hand]) {
+            self.hand = (self.hand + 1) % self.slots.len();
+        }
+        self.slots[self.hand] = Some((key, made.clone()));
+        self.hand = (self.hand + 1) % self.slots.len();
         made
     }
 }
@@ -709,7 +721,7 @@ impl SipSignature {
     /// Parses a mangled SIP signature (see the module docs for what is rejected).
     pub fn parse(mangled: impl AsRef<[u8]>) -> Result<Self, ParseError> {
         let r = SipReader::new(mangled.as_ref())?;
-        let mut c = Collector { keys: KeyCache { slots: Default::default(), next: 0 } };
+        let mut c = Collector { keys: KeyCache::new() };
         let inputs = side(r.inputs.0, r.inputs.1, &mut c)?;
         let results = side(r.results.0, r.results.1, &mut c)?;
         Ok(SipSignature { inputs, results })
@@ -1060,6 +1072,233 @@ mod tests {
         assert_eq!(err("I6!S3!k_R1!"), (7, MissingDigits));
         // Either order of I and R.
         assert_eq!(SipSignature::parse("R3!_0I1!").unwrap().to_mangled(), "I1!R3!_0");
+    }
+
+    // The parser before issue 19's rewrite (iterative, a frame stack on the
+    // heap), kept as the specification the recursive one must match event
+    // for event and error for error.
+    /// One open struct of the parser.
+    struct SpecFrame<'a> {
+        parser: SignatureParser<'a>,
+        kind: StructKind,
+        last_int: Option<i32>,
+        last_str: Option<&'a [u8]>,
+        /// A key was read; its value is due.
+        key_pending: bool,
+    }
+
+    /// Parses the content of one side (`content` starts at absolute offset
+    /// `offset`) into `visitor`. Iterative: nesting costs heap, not stack, and is
+    /// bounded by [`MAX_DEPTH`].
+    fn spec_visit_side<'a, V: SipVisitor<'a>>(content: &'a [u8], offset: usize, visitor: &mut V) -> Result<(), ParseError> {
+        let err = |at: usize, kind| Err(ParseError::new(at, kind));
+        let mut top = SignatureParser::with_offset(content, offset);
+        let mut had_value = false;
+        let mut stack: Vec<SpecFrame<'a>> = Vec::new();
+        // (raw index, offset) of every leaf, for the duplicate check.
+        let mut raws: Vec<(u32, usize)> = Vec::new();
+        let mut ascending = true;
+        loop {
+            let (item, in_struct) = match stack.last_mut() {
+                Some(f) => (f.parser.next(), true),
+                None => (top.next(), false),
+            };
+            let c = match item {
+                None if in_struct => {
+                    let f = stack.pop().unwrap_or_else(|| unreachable!("in_struct"));
+                    if f.key_pending {
+                        return err(f.parser.offset(), ParseErrorKind::MissingValue);
+                    }
+                    visitor.close();
+                    continue;
+                }
+                None => break,
+                Some(c) => c?,
+            };
+            let tag = c.tag();
+            // A key is due inside a struct with no key pending.
+            if let Some(f) = stack.last_mut().filter(|f| !f.key_pending) {
+                match (f.kind, c) {
+                    (StructKind::Sequence, Component::Integer { tag: b'k', value, offset }) => {
+                        if value < 0 {
+                            return err(offset, ParseErrorKind::NegativeIndex(value));
+                        }
+                        match f.last_int {
+                            Some(p) if p == value => return err(offset, ParseErrorKind::DuplicateKey),
+                            Some(p) if p > value => return err(offset, ParseErrorKind::UnorderedKey),
+                            _ => {}
+                        }
+                        f.last_int = Some(value);
+                        f.key_pending = true;
+                        visitor.integer_key(value as usize);
+                    }
+                    (StructKind::Dict, Component::Span { tag: b'K', content, offset, .. }) => {
+                        let key = std::str::from_utf8(content)
+                            .map_err(|_| ParseError::new(offset, ParseErrorKind::NonUtf8Key))?;
+                        match f.last_str {
+                            Some(p) if p == content => return err(offset, ParseErrorKind::DuplicateKey),
+                            Some(p) if p > content => return err(offset, ParseErrorKind::UnorderedKey),
+                            _ => {}
+                        }
+                        f.last_str = Some(content);
+                        f.key_pending = true;
+                        visitor.string_key(key);
+                    }
+                    (kind, _) if tag == b'k' || tag == b'K' => {
+                        return err(c.offset(), ParseErrorKind::WrongKeyKind { tag, within: kind.name() });
+                    }
+                    (_, _) if matches!(tag, b'_' | b'S' | b'D') => {
+                        return err(c.offset(), ParseErrorKind::ExpectedKey(tag));
+                    }
+                    (kind, _) => {
+                        let context = if kind == StructKind::Sequence { "sequence" } else { "dict" };
+                        return err(c.offset(), ParseErrorKind::UnexpectedComponent { context, tag });
+                    }
+                }
+                continue;
+            }
+            // A value is due.
+            if !in_struct {
+                if had_value {
+                    return err(c.offset(), ParseErrorKind::MultipleValues);
+                }
+                had_value = true;
+            }
+            match c {
+                Component::Integer { tag: b'_', value, offset } => {
+                    if value < 0 {
+                        return err(offset, ParseErrorKind::NegativeIndex(value));
+                    }
+                    let raw = value as u32;
+                    if raws.last().is_some_and(|&(last, _)| last >= raw) {
+                        ascending = false;
+                    }
+                    raws.push((raw, offset));
+                    visitor.leaf(raw as usize);
+                }
+                Component::Span { tag: tag @ (b'S' | b'D'), content, content_offset, offset } => {
+                    if stack.len() >= MAX_DEPTH {
+                        return err(offset, ParseErrorKind::TooDeep(MAX_DEPTH));
+                    }
+                    let kind = if tag == b'S' { StructKind::Sequence } else { StructKind::Dict };
+                    visitor.open(kind);
+                    stack.push(SpecFrame {
+                        parser: SignatureParser::with_offset(content, content_offset),
+                        kind,
+                        last_int: None,
+                        last_str: None,
+                        key_pending: false,
+                    });
+                    // The value of the parent's key is this struct.
+                    if let Some(parent) = stack.len().checked_sub(2).map(|i| &mut stack[i]) {
+                        parent.key_pending = false;
+                    }
+                    continue;
+                }
+                _ if !in_struct && (tag == b'k' || tag == b'K') => {
+                    return err(c.offset(), ParseErrorKind::KeyOutsideStruct(tag));
+                }
+                _ if tag == b'k' || tag == b'K' => return err(c.offset(), ParseErrorKind::ExpectedValue(tag)),
+                _ => {
+                    return err(c.offset(), ParseErrorKind::UnexpectedComponent { context: "structured value", tag });
+                }
+            }
+            if let Some(f) = stack.last_mut() {
+                f.key_pending = false;
+            }
+        }
+        if !ascending {
+            raws.sort_unstable();
+            let dup = raws.windows(2).filter(|w| w[0].0 == w[1].0).map(|w| w[1]).min_by_key(|&(_, off)| off);
+            if let Some((raw, off)) = dup {
+                return err(off, ParseErrorKind::DuplicateRawIndex(raw));
+            }
+        }
+        Ok(())
+    }
+
+
+    /// Every event, as text.
+    #[derive(Default, Debug, PartialEq)]
+    struct Events(Vec<String>);
+
+    impl<'a> SipVisitor<'a> for Events {
+        fn integer_key(&mut self, k: usize) {
+            self.0.push(format!("k{k}"));
+        }
+        fn string_key(&mut self, k: &'a str) {
+            self.0.push(format!("K{k}"));
+        }
+        fn open(&mut self, kind: StructKind) {
+            self.0.push(format!("open {}", kind.name()));
+        }
+        fn close(&mut self) {
+            self.0.push("close".into());
+        }
+        fn leaf(&mut self, i: usize) {
+            self.0.push(format!("_{i}"));
+        }
+    }
+
+    /// Random SIP-like text: valid structures with pieces dropped, repeated
+    /// or swapped (lengths recomputed so most inputs get past the lexer).
+    fn sip_text() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            (0i32..6).prop_map(|i| format!("_{i}")),
+            Just("_-1".to_string()),
+            Just("_2000".to_string()),
+            Just("_1999".to_string()),
+            Just("k0".to_string()),
+            Just("K2!a".to_string()),
+            Just("X1!".to_string()),
+        ];
+        leaf.prop_recursive(4, 40, 6, |inner| {
+            let key = prop_oneof![
+                (0i32..4).prop_map(|i| format!("k{i}")),
+                Just("k-1".to_string()),
+                proptest::sample::select(vec!["a", "b", "ab", "\u{e9}", "", "~"]).prop_map(|k| format!("K{}!{k}", k.len() + 1)),
+            ];
+            (proptest::sample::select(vec!['S', 'D']), proptest::collection::vec((proptest::option::weighted(0.9, key), inner), 0..4))
+                .prop_map(|(tag, entries)| {
+                    let body: String = entries.into_iter().map(|(k, v)| k.unwrap_or_default() + &v).collect();
+                    format!("{tag}{}!{body}", body.len() + 1)
+                })
+        })
+        .prop_flat_map(|v| (Just(v.clone()), proptest::collection::vec(0u8..6, 0..2)))
+        .prop_map(|(v, extra)| {
+            let mut side = v;
+            for e in extra {
+                side.push_str(["_7", "k1", "S1!", "?", "_0", "_3"][usize::from(e)]);
+            }
+            // `~` stands for a byte that is not UTF-8.
+            format!("I{}!{side}R1!", side.len() + 1).bytes().map(|b| if b == b'~' { 0xff } else { b }).collect()
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+        #[test]
+        fn parser_matches_its_specification(text in sip_text()) {
+            let content_end = text.len() - 3;
+            let content = &text[text.iter().position(|&b| b == b'!').unwrap() + 1..content_end];
+            let offset = content.as_ptr() as usize - text.as_ptr() as usize;
+            let mut got = Events::default();
+            let got_r = visit_side(content, offset, &mut got);
+            let mut want = Events::default();
+            let want_r = spec_visit_side(content, offset, &mut want);
+            proptest::prop_assert_eq!(&got_r, &want_r);
+            proptest::prop_assert_eq!(&got, &want);
+            let parsed = SipSignature::parse(&text);
+            proptest::prop_assert_eq!(parsed.as_ref().err(), want_r.as_ref().err());
+            if let Ok(sig) = parsed {
+                let mut replay = Events::default();
+                if let Some(s) = sig.inputs() {
+                    visit_structure(s, &mut replay);
+                }
+                proptest::prop_assert_eq!(replay, want);
+            }
+        }
     }
 
     #[test]
