@@ -543,12 +543,15 @@ mod tests {
     fn long_digit_runs() {
         // Leading zeros never overflow: more than nine digits of an integer,
         // more than eighteen of a length.
-        assert!(matches!(all("k0000000000001d-00000000002147483648").unwrap()[..], [
-            Component::Integer { value: 1, .. },
-            Component::Integer { value: i32::MIN, .. }
-        ]));
+        assert!(matches!(
+            all("k0000000000001d-00000000002147483648").unwrap()[..],
+            [Component::Integer { value: 1, .. }, Component::Integer { value: i32::MIN, .. }]
+        ));
         assert!(matches!(all("X0000000000000000000000002!a").unwrap()[0], Component::Span { content: b"a", .. }));
-        assert_eq!(err("X1000000000000000000!"), (0, ParseErrorKind::Truncated { declared: 1_000_000_000_000_000_000, available: 1 }));
+        assert_eq!(
+            err("X1000000000000000000!"),
+            (0, ParseErrorKind::Truncated { declared: 1_000_000_000_000_000_000, available: 1 })
+        );
     }
 
     /// The grammar of the module docs, spelled out plainly (slow, obviously

@@ -596,6 +596,7 @@ impl<'a> RawSignatureReader<'a> {
     /// order, and nothing else. The items inside are checked as they are
     /// read (each once), so a reader can stop early without paying for the
     /// rest; [`RawSignature::parse`] reads them all.
+    #[inline]
     pub fn new(mangled: &'a [u8]) -> Result<Self, ParseError> {
         let mut inputs = None;
         let mut results = None;
@@ -619,17 +620,19 @@ impl<'a> RawSignatureReader<'a> {
             }
         }
         let end = mangled.len();
-        let inputs = inputs.ok_or(ParseError::new(end, ParseErrorKind::MissingSpan(b'I')))?;
-        let results = results.ok_or(ParseError::new(end, ParseErrorKind::MissingSpan(b'R')))?;
+        let inputs = inputs.ok_or_else(|| ParseError::new(end, ParseErrorKind::MissingSpan(b'I')))?;
+        let results = results.ok_or_else(|| ParseError::new(end, ParseErrorKind::MissingSpan(b'R')))?;
         Ok(RawSignatureReader { inputs, results })
     }
 
     /// The input items.
+    #[inline]
     pub fn inputs(&self) -> RawTypeReader<'a> {
         RawTypeReader { p: SignatureParser::with_offset(self.inputs.0, self.inputs.1) }
     }
 
     /// The result items.
+    #[inline]
     pub fn results(&self) -> RawTypeReader<'a> {
         RawTypeReader { p: SignatureParser::with_offset(self.results.0, self.results.1) }
     }
@@ -658,9 +661,11 @@ impl RawTypeRef<'_> {
     /// The owned item.
     pub fn to_owned(self) -> RawType {
         match self {
-            RawTypeRef::Buffer(b) => {
-                RawType::Buffer(BufferType { dtype: b.dtype, dims: Dims::new(b.first, b.rank, b.dims()), layout: b.layout })
-            }
+            RawTypeRef::Buffer(b) => RawType::Buffer(BufferType {
+                dtype: b.dtype,
+                dims: Dims::new(b.first, b.rank, b.dims()),
+                layout: b.layout,
+            }),
             RawTypeRef::Scalar(s) => RawType::Scalar(s),
             RawTypeRef::RefObject => RawType::RefObject,
             RawTypeRef::Unrecognized => RawType::Unrecognized,
@@ -707,6 +712,7 @@ impl Iterator for DimIter<'_> {
 
 impl<'a> BufferRef<'a> {
     /// The dims in order.
+    #[inline]
     pub fn dims(&self) -> impl Iterator<Item = Dim> + 'a {
         if self.rank <= INLINE_DIMS {
             DimIter::Kept(self.first.into_iter().take(self.rank))
@@ -727,7 +733,7 @@ fn scalar_code(c: &Component<'_>, value: i32) -> Result<ScalarType, ParseError> 
 }
 
 /// Checks a buffer's fields in one pass, keeping the first dims.
-#[inline]
+#[inline(always)]
 fn buffer_item<'a>(content: &'a [u8], content_offset: usize) -> Result<BufferRef<'a>, ParseError> {
     let mut dtype = ScalarType::F32;
     let mut layout = DimOrder::RowMajor;
@@ -757,6 +763,7 @@ fn buffer_item<'a>(content: &'a [u8], content_offset: usize) -> Result<BufferRef
     Ok(BufferRef { dtype, layout, content, content_offset, rank, first })
 }
 
+#[inline]
 fn scalar_item(content: &[u8], content_offset: usize) -> Result<ScalarType, ParseError> {
     let mut dtype = ScalarType::F32;
     for c in SignatureParser::with_offset(content, content_offset) {
@@ -771,6 +778,7 @@ fn scalar_item(content: &[u8], content_offset: usize) -> Result<ScalarType, Pars
     Ok(dtype)
 }
 
+#[inline]
 fn empty_item(item: &'static str, content: &[u8], content_offset: usize) -> Result<(), ParseError> {
     match SignatureParser::with_offset(content, content_offset).next() {
         None => Ok(()),
@@ -781,7 +789,7 @@ fn empty_item(item: &'static str, content: &[u8], content_offset: usize) -> Resu
 
 impl<'a> RawTypeReader<'a> {
     /// Reads and checks the next item.
-    #[inline]
+    #[inline(always)]
     fn next_item(&mut self) -> Option<Result<RawTypeRef<'a>, ParseError>> {
         let c = match self.p.next()? {
             Ok(c) => c,
@@ -840,6 +848,7 @@ impl<'a> RawTypeReader<'a> {
 impl<'a> Iterator for RawTypeReader<'a> {
     type Item = Result<RawTypeRef<'a>, ParseError>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         self.next_item()
     }

@@ -45,7 +45,7 @@
 use crate::limits::MAX_DEPTH;
 
 use crate::error::{ParseError, ParseErrorKind};
-use crate::mangle::{Component, SignatureBuilder, SignatureParser, decimal};
+use crate::mangle::{Component, SignatureBuilder, SignatureParser};
 use crate::structure::{IndexPath, Key, PathKey, Structure, StructureBuilder, StructureError, StructureErrorKind};
 use std::fmt::{self, Write as _};
 use std::str::FromStr;
@@ -100,6 +100,7 @@ pub struct SipReader<'a> {
 
 impl<'a> SipReader<'a> {
     /// Checks the top level of `mangled`.
+    #[inline]
     pub fn new(mangled: &'a [u8]) -> Result<Self, ParseError> {
         let mut inputs = None;
         let mut results = None;
@@ -124,8 +125,8 @@ impl<'a> SipReader<'a> {
             *slot = Some((content, content_offset));
         }
         let end = mangled.len();
-        let inputs = inputs.ok_or(ParseError::new(end, ParseErrorKind::MissingSpan(b'I')))?;
-        let results = results.ok_or(ParseError::new(end, ParseErrorKind::MissingSpan(b'R')))?;
+        let inputs = inputs.ok_or_else(|| ParseError::new(end, ParseErrorKind::MissingSpan(b'I')))?;
+        let results = results.ok_or_else(|| ParseError::new(end, ParseErrorKind::MissingSpan(b'R')))?;
         Ok(SipReader { inputs, results })
     }
 
@@ -222,7 +223,7 @@ impl Seen {
     }
 
     /// The earliest repeated raw index (at the offset of its second leaf).
-    fn check(mut self) -> Result<(), ParseError> {
+    fn check(&mut self) -> Result<(), ParseError> {
         let mut repeat = self.first_repeat;
         if self.large.len() > 1 {
             self.large.sort_unstable();
@@ -274,43 +275,49 @@ impl<'a> Side<'a> {
 fn side<'a, B: Build<'a>>(content: &'a [u8], offset: usize, b: &mut B) -> Result<Option<B::Value>, ParseError> {
     let mut side = Side { seen: Seen::new(), text: std::str::from_utf8(content).ok(), offset };
     let mut p = SignatureParser::with_offset(content, offset);
-    let mut value = None;
-    while let Some(c) = p.next() {
-        let c = c?;
-        if value.is_some() {
-            return Err(ParseError::new(c.offset(), ParseErrorKind::MultipleValues));
-        }
-        value = Some(parse_value(c, false, 0, b, &mut side)?);
+    let value = parse_value(&mut p, false, 0, b, &mut side)?;
+    if value.is_some()
+        && let Some(c) = p.next()
+    {
+        return Err(ParseError::new(c?.offset(), ParseErrorKind::MultipleValues));
     }
     side.seen.check()?;
     Ok(value)
 }
 
-/// A value: the component `c`, inside `depth` open structs (`in_struct`:
-/// after a key, else at the top of a side).
+/// The value due next in `p` (`None` at its end), inside `depth` open
+/// structs (`in_struct`: after a key, else at the top of a side).
+///
+/// The component is read here, not handed in: a component or parser copied
+/// into a call is written a field at a time and read back whole, which
+/// stalls the CPU (spans go down as their parts).
 fn parse_value<'a, B: Build<'a>>(
-    c: Component<'a>,
+    p: &mut SignatureParser<'a>,
     in_struct: bool,
     depth: usize,
     b: &mut B,
     side: &mut Side<'a>,
-) -> Result<B::Value, ParseError> {
-    match c {
+) -> Result<Option<B::Value>, ParseError> {
+    let Some(c) = p.next() else { return Ok(None) };
+    match c? {
         Component::Integer { tag: b'_', value, offset } => {
             if value < 0 {
                 return Err(ParseError::new(offset, ParseErrorKind::NegativeIndex(value)));
             }
             side.seen.add(value as u32, offset);
-            Ok(b.leaf(value as usize))
+            Ok(Some(b.leaf(value as usize)))
         }
         Component::Span { tag: tag @ (b'S' | b'D'), content, content_offset, offset } => {
             if depth >= MAX_DEPTH {
                 return Err(ParseError::new(offset, ParseErrorKind::TooDeep(MAX_DEPTH)));
             }
-            let p = SignatureParser::with_offset(content, content_offset);
-            if tag == b'S' { parse_sequence(p, depth + 1, b, side) } else { parse_dict(p, depth + 1, b, side) }
+            if tag == b'S' {
+                parse_sequence(content, content_offset, depth + 1, b, side).map(Some)
+            } else {
+                parse_dict(content, content_offset, depth + 1, b, side).map(Some)
+            }
         }
-        _ => {
+        c => {
             let tag = c.tag();
             let kind = match tag {
                 b'k' | b'K' if in_struct => ParseErrorKind::ExpectedValue(tag),
@@ -335,12 +342,15 @@ fn not_a_key(c: &Component<'_>, kind: StructKind) -> ParseError {
 }
 
 /// The entries of a sequence (`depth`: open structs, this one included).
+#[inline(always)]
 fn parse_sequence<'a, B: Build<'a>>(
-    mut p: SignatureParser<'a>,
+    content: &'a [u8],
+    content_offset: usize,
     depth: usize,
     b: &mut B,
     side: &mut Side<'a>,
 ) -> Result<B::Value, ParseError> {
+    let mut p = SignatureParser::with_offset(content, content_offset);
     let entries = if B::COUNTS { p.count_tags(|t| t == b'k') } else { 0 };
     let mut seq = b.open_seq(entries);
     let mut last: Option<i32> = None;
@@ -360,22 +370,24 @@ fn parse_sequence<'a, B: Build<'a>>(
         last = Some(value);
         let key = value as usize;
         b.integer_key(key);
-        let Some(v) = p.next() else {
+        let Some(v) = parse_value(&mut p, true, depth, b, side)? else {
             return Err(ParseError::new(p.offset(), ParseErrorKind::MissingValue));
         };
-        let v = parse_value(v?, true, depth, b, side)?;
         b.seq_entry(&mut seq, key, v);
     }
     Ok(b.close_seq(seq))
 }
 
 /// The entries of a dict (`depth`: open structs, this one included).
+#[inline(always)]
 fn parse_dict<'a, B: Build<'a>>(
-    mut p: SignatureParser<'a>,
+    content: &'a [u8],
+    content_offset: usize,
     depth: usize,
     b: &mut B,
     side: &mut Side<'a>,
 ) -> Result<B::Value, ParseError> {
+    let mut p = SignatureParser::with_offset(content, content_offset);
     let entries = if B::COUNTS { p.count_tags(|t| t == b'K') } else { 0 };
     let mut dict = b.open_dict(entries);
     let mut last: Option<&[u8]> = None;
@@ -385,17 +397,18 @@ fn parse_dict<'a, B: Build<'a>>(
             return Err(not_a_key(&c, StructKind::Dict));
         };
         let key = side.key(content, content_offset, offset)?;
-        match last {
-            Some(prev) if prev == content => return Err(ParseError::new(offset, ParseErrorKind::DuplicateKey)),
-            Some(prev) if prev > content => return Err(ParseError::new(offset, ParseErrorKind::UnorderedKey)),
-            _ => {}
+        if let Some(prev) = last {
+            match prev.cmp(content) {
+                std::cmp::Ordering::Less => {}
+                std::cmp::Ordering::Equal => return Err(ParseError::new(offset, ParseErrorKind::DuplicateKey)),
+                std::cmp::Ordering::Greater => return Err(ParseError::new(offset, ParseErrorKind::UnorderedKey)),
+            }
         }
         last = Some(content);
         b.string_key(key);
-        let Some(v) = p.next() else {
+        let Some(v) = parse_value(&mut p, true, depth, b, side)? else {
             return Err(ParseError::new(p.offset(), ParseErrorKind::MissingValue));
         };
-        let v = parse_value(v?, true, depth, b, side)?;
         b.dict_entry(&mut dict, key, v);
     }
     Ok(b.close_dict(dict))
@@ -480,9 +493,20 @@ impl<W: fmt::Write> ReferenceText<W> {
     }
 
     fn put_number(&mut self, v: usize) {
-        let mut buf = [0; 20];
-        let s = decimal(v as u64, &mut buf);
-        self.failed |= self.out.write_str(s).is_err();
+        let mut digits = [0u8; 20];
+        let mut i = digits.len();
+        let mut v = v;
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        for &d in &digits[i..] {
+            self.failed |= self.out.write_char(char::from(d)).is_err();
+        }
     }
 }
 
@@ -1090,7 +1114,11 @@ mod tests {
     /// Parses the content of one side (`content` starts at absolute offset
     /// `offset`) into `visitor`. Iterative: nesting costs heap, not stack, and is
     /// bounded by [`MAX_DEPTH`].
-    fn spec_visit_side<'a, V: SipVisitor<'a>>(content: &'a [u8], offset: usize, visitor: &mut V) -> Result<(), ParseError> {
+    fn spec_visit_side<'a, V: SipVisitor<'a>>(
+        content: &'a [u8],
+        offset: usize,
+        visitor: &mut V,
+    ) -> Result<(), ParseError> {
         let err = |at: usize, kind| Err(ParseError::new(at, kind));
         let mut top = SignatureParser::with_offset(content, offset);
         let mut had_value = false;
@@ -1217,7 +1245,6 @@ mod tests {
         Ok(())
     }
 
-
     /// Every event, as text.
     #[derive(Default, Debug, PartialEq)]
     struct Events(Vec<String>);
@@ -1257,9 +1284,13 @@ mod tests {
             let key = prop_oneof![
                 (0i32..4).prop_map(|i| format!("k{i}")),
                 Just("k-1".to_string()),
-                proptest::sample::select(vec!["a", "b", "ab", "\u{e9}", "", "~"]).prop_map(|k| format!("K{}!{k}", k.len() + 1)),
+                proptest::sample::select(vec!["a", "b", "ab", "\u{e9}", "", "~"])
+                    .prop_map(|k| format!("K{}!{k}", k.len() + 1)),
             ];
-            (proptest::sample::select(vec!['S', 'D']), proptest::collection::vec((proptest::option::weighted(0.9, key), inner), 0..4))
+            (
+                proptest::sample::select(vec!['S', 'D']),
+                proptest::collection::vec((proptest::option::weighted(0.9, key), inner), 0..4),
+            )
                 .prop_map(|(tag, entries)| {
                     let body: String = entries.into_iter().map(|(k, v)| k.unwrap_or_default() + &v).collect();
                     format!("{tag}{}!{body}", body.len() + 1)

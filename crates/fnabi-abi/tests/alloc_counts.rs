@@ -141,7 +141,12 @@ fn owned_parses_allocate_at_most_once_per_list() {
             // place up to rank 4).
             let lists = usize::from(!sig.inputs.is_empty())
                 + usize::from(!sig.results.is_empty())
-                + sig.inputs.iter().chain(&sig.results).filter(|t| matches!(t, RawType::Buffer(b) if b.rank() > 0)).count();
+                + sig
+                    .inputs
+                    .iter()
+                    .chain(&sig.results)
+                    .filter(|t| matches!(t, RawType::Buffer(b) if b.rank() > 0))
+                    .count();
             assert!(n <= lists, "{}: {n} allocations for {lists} lists", s.name);
             let big = sig.inputs.iter().chain(&sig.results).filter(|t| matches!(t, RawType::Buffer(b) if b.rank() > 4));
             assert_eq!(n, usize::from(!sig.inputs.is_empty()) + usize::from(!sig.results.is_empty()) + big.count());
