@@ -820,7 +820,11 @@ impl<'a> RawTypeReader<'a> {
     /// Reads every remaining item into owned types: one allocation for the
     /// list (sized by a count of the items first), none for a buffer of
     /// rank up to 4, one exact-size slice for a higher rank.
+    #[inline]
     pub fn collect_owned(mut self) -> Result<Vec<RawType>, ParseError> {
+        if self.p.is_at_end() {
+            return Ok(Vec::new());
+        }
         let items = self.p.count_tags(|_| true);
         if items == 0 {
             // Nothing, or a malformed first item: the loop reports it.
@@ -848,7 +852,7 @@ impl<'a> RawTypeReader<'a> {
 impl<'a> Iterator for RawTypeReader<'a> {
     type Item = Result<RawTypeRef<'a>, ParseError>;
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         self.next_item()
     }

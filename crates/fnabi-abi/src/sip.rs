@@ -273,6 +273,9 @@ impl<'a> Side<'a> {
 
 /// Parses one side into `b`: its value, `None` for an empty side.
 fn side<'a, B: Build<'a>>(content: &'a [u8], offset: usize, b: &mut B) -> Result<Option<B::Value>, ParseError> {
+    if content.is_empty() {
+        return Ok(None);
+    }
     let mut side = Side { seen: Seen::new(), text: std::str::from_utf8(content).ok(), offset };
     let mut p = SignatureParser::with_offset(content, offset);
     let value = parse_value(&mut p, false, 0, b, &mut side)?;
@@ -590,7 +593,8 @@ impl<'a> KeyCache<'a> {
 /// Builds [`Structure`]s: each struct's entries in one allocation of the
 /// exact size (counted first), each distinct key in one.
 struct Collector<'a> {
-    keys: KeyCache<'a>,
+    /// Made at the first key.
+    keys: Option<KeyCache<'a>>,
 }
 
 impl<'a> Build<'a> for Collector<'a> {
@@ -613,7 +617,7 @@ impl<'a> Build<'a> for Collector<'a> {
         seq.push((key, value));
     }
     fn dict_entry(&mut self, dict: &mut Self::Dict, key: &'a str, value: Structure) {
-        dict.push((self.keys.get(key), value));
+        dict.push((self.keys.get_or_insert_with(KeyCache::new).get(key), value));
     }
     fn close_seq(&mut self, seq: Self::Seq) -> Structure {
         Structure::Sequence(seq)
@@ -745,7 +749,7 @@ impl SipSignature {
     /// Parses a mangled SIP signature (see the module docs for what is rejected).
     pub fn parse(mangled: impl AsRef<[u8]>) -> Result<Self, ParseError> {
         let r = SipReader::new(mangled.as_ref())?;
-        let mut c = Collector { keys: KeyCache::new() };
+        let mut c = Collector { keys: None };
         let inputs = side(r.inputs.0, r.inputs.1, &mut c)?;
         let results = side(r.results.0, r.results.1, &mut c)?;
         Ok(SipSignature { inputs, results })
@@ -1351,7 +1355,7 @@ mod tests {
         let bad = format!("I{}!{deeper}R1!", deeper.len() + 1);
         let e = SipSignature::parse(&bad).unwrap_err();
         assert_eq!(e.kind(), &ParseErrorKind::TooDeep(MAX_DEPTH));
-        // Deep input never overflows the stack (the parser is iterative).
+        // Deep input never overflows the stack (recursion stops at MAX_DEPTH).
         let mut huge = "_0".to_string();
         for _ in 0..2000 {
             huge = format!("S{}!k0{huge}", huge.len() + 3);
