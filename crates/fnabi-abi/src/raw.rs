@@ -199,12 +199,13 @@ impl Dims {
 
     /// The first `len` dims of `inline` when they are all, else the `len`
     /// dims of `all` in one allocation of exactly `len`.
-    fn new(inline: [Dim; INLINE_DIMS], len: usize, all: impl Iterator<Item = Dim>) -> Dims {
+    #[inline]
+    fn new<I: Iterator<Item = Dim>>(inline: [Dim; INLINE_DIMS], len: usize, all: impl FnOnce() -> I) -> Dims {
         if len <= INLINE_DIMS {
             Dims::Inline { len: len as u8, dims: inline }
         } else {
             let mut v = Vec::with_capacity(len);
-            v.extend(all.take(len));
+            v.extend(all().take(len));
             Dims::Heap(v.into_boxed_slice())
         }
     }
@@ -663,7 +664,7 @@ impl RawTypeRef<'_> {
         match self {
             RawTypeRef::Buffer(b) => RawType::Buffer(BufferType {
                 dtype: b.dtype,
-                dims: Dims::new(b.first, b.rank, b.dims()),
+                dims: Dims::new(b.first, b.rank, || b.dims()),
                 layout: b.layout,
             }),
             RawTypeRef::Scalar(s) => RawType::Scalar(s),
@@ -690,24 +691,42 @@ pub struct BufferRef<'a> {
 
 /// The dims of a [`BufferRef`].
 enum DimIter<'a> {
-    Kept(std::iter::Take<std::array::IntoIter<Dim, INLINE_DIMS>>),
+    /// The kept dims `dims[next..len]`.
+    Kept {
+        dims: [Dim; INLINE_DIMS],
+        next: usize,
+        len: usize,
+    },
     Span(SignatureParser<'a>),
 }
 
 impl Iterator for DimIter<'_> {
     type Item = Dim;
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<Dim> {
         match self {
-            DimIter::Kept(k) => k.next(),
-            DimIter::Span(p) => p.find_map(|c| match c {
-                // Already checked by `buffer_item` when this item was read.
-                Ok(Component::Integer { tag: b'd', value, .. }) => Dim::from_i32(value),
-                _ => None,
-            }),
+            DimIter::Kept { dims, next, len } => {
+                if *next < *len {
+                    *next += 1;
+                    dims.get(*next - 1).copied()
+                } else {
+                    None
+                }
+            }
+            DimIter::Span(p) => next_dim(p),
         }
     }
+}
+
+/// The next dim of a buffer span of rank above [`INLINE_DIMS`].
+#[inline(never)]
+fn next_dim(p: &mut SignatureParser<'_>) -> Option<Dim> {
+    p.find_map(|c| match c {
+        // Already checked by `buffer_item` when this item was read.
+        Ok(Component::Integer { tag: b'd', value, .. }) => Dim::from_i32(value),
+        _ => None,
+    })
 }
 
 impl<'a> BufferRef<'a> {
@@ -715,7 +734,7 @@ impl<'a> BufferRef<'a> {
     #[inline]
     pub fn dims(&self) -> impl Iterator<Item = Dim> + 'a {
         if self.rank <= INLINE_DIMS {
-            DimIter::Kept(self.first.into_iter().take(self.rank))
+            DimIter::Kept { dims: self.first, next: 0, len: self.rank }
         } else {
             DimIter::Span(SignatureParser::with_offset(self.content, self.content_offset))
         }
@@ -837,7 +856,7 @@ impl<'a> RawTypeReader<'a> {
         while let Some(item) = self.next_item() {
             out.push(match item? {
                 RawTypeRef::Buffer(b) => {
-                    let dims = Dims::new(b.first, b.rank, b.dims());
+                    let dims = Dims::new(b.first, b.rank, || b.dims());
                     RawType::Buffer(BufferType { dtype: b.dtype, dims, layout: b.layout })
                 }
                 RawTypeRef::Scalar(s) => RawType::Scalar(s),
