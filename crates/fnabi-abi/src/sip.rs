@@ -252,19 +252,23 @@ pub fn visit_side<'a, V: SipVisitor<'a>>(content: &'a [u8], offset: usize, visit
 /// The state of one side's parse besides the builder.
 struct Side<'a> {
     seen: Seen,
-    /// The side's content as text when it is UTF-8 (checked once, so that
-    /// each dict key is a slice of it), and its absolute offset.
-    text: Option<&'a str>,
+    /// The side's content and its absolute offset.
+    content: &'a [u8],
     offset: usize,
+    /// The content as text when it is UTF-8: checked once, at the first
+    /// dict key, so that each key is a slice of it.
+    text: Option<Option<&'a str>>,
 }
 
 impl<'a> Side<'a> {
     /// The dict key `content` (at absolute `content_offset`; the span's tag
     /// is at `offset`) as text.
     #[inline]
-    fn key(&self, content: &'a [u8], content_offset: usize, offset: usize) -> Result<&'a str, ParseError> {
+    fn key(&mut self, content: &'a [u8], content_offset: usize, offset: usize) -> Result<&'a str, ParseError> {
         let start = content_offset - self.offset;
-        match self.text.and_then(|t| t.get(start..start + content.len())) {
+        let side = self.content;
+        let text = *self.text.get_or_insert_with(|| std::str::from_utf8(side).ok());
+        match text.and_then(|t| t.get(start..start + content.len())) {
             Some(key) => Ok(key),
             None => std::str::from_utf8(content).map_err(|_| ParseError::new(offset, ParseErrorKind::NonUtf8Key)),
         }
@@ -276,7 +280,7 @@ fn side<'a, B: Build<'a>>(content: &'a [u8], offset: usize, b: &mut B) -> Result
     if content.is_empty() {
         return Ok(None);
     }
-    let mut side = Side { seen: Seen::new(), text: std::str::from_utf8(content).ok(), offset };
+    let mut side = Side { seen: Seen::new(), content, offset, text: None };
     let mut p = SignatureParser::with_offset(content, offset);
     let value = parse_value(&mut p, false, 0, b, &mut side)?;
     if value.is_some()
