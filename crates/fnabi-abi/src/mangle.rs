@@ -135,81 +135,188 @@ impl<'a> SignatureParser<'a> {
         Ok(None)
     }
 
+    /// Counts the components left whose tag `want`s, without reporting
+    /// errors: a quick scan that skips spans by their length and stops at
+    /// the first malformed component (the count is then a lower bound, and
+    /// the caller's own pass reports the error). Does not move this parser.
+    pub(crate) fn count_tags(&self, want: impl Fn(u8) -> bool) -> usize {
+        let bytes = self.bytes;
+        let mut pos = if self.done { bytes.len() } else { self.pos };
+        let mut n = 0;
+        while let Some(&tag) = bytes.get(pos) {
+            let class = CLASS[usize::from(tag)];
+            pos += 1;
+            if class == INT_TAG {
+                pos += usize::from(bytes.get(pos) == Some(&b'-'));
+            } else if class != SPAN_TAG {
+                break;
+            }
+            let d0 = pos;
+            let mut v: usize = 0;
+            while let Some(&b) = bytes.get(pos) {
+                let d = b.wrapping_sub(b'0');
+                if d > 9 {
+                    break;
+                }
+                v = v.wrapping_mul(10).wrapping_add(usize::from(d));
+                pos += 1;
+            }
+            if pos == d0 {
+                break;
+            }
+            if class == SPAN_TAG {
+                if pos - d0 > 18 || v == 0 || v > bytes.len() - pos {
+                    break;
+                }
+                pos += v;
+            }
+            n += usize::from(want(tag));
+        }
+        n
+    }
+
+    #[cold]
+    #[inline(never)]
     fn fail(&mut self, at: usize, kind: ParseErrorKind) -> Option<Result<Component<'a>, ParseError>> {
         self.done = true;
         Some(Err(ParseError::new(self.base + at, kind)))
     }
 
-    /// Scans `[0-9]+` from `self.pos`; returns the digit range.
-    fn digits(&mut self) -> (usize, usize) {
-        let start = self.pos;
-        while self.pos < self.bytes.len() && self.bytes[self.pos].is_ascii_digit() {
-            self.pos += 1;
+    /// The out-of-range error of an integer whose digits start at `d0`
+    /// (after the tag at `start`), or its value: the slow path for more than
+    /// nine digits, which may overflow.
+    #[cold]
+    #[inline(never)]
+    fn long_integer(&mut self, start: usize, d0: usize, negative: bool) -> Option<Result<Component<'a>, ParseError>> {
+        let tag = self.bytes[start];
+        // Accumulate in i64 and stop as soon as the magnitude leaves the i32
+        // range; leading zeros never overflow.
+        let limit: i64 = if negative { 1 << 31 } else { (1 << 31) - 1 };
+        let mut magnitude: i64 = 0;
+        for &b in &self.bytes[d0..self.pos] {
+            magnitude = magnitude * 10 + i64::from(b - b'0');
+            if magnitude > limit {
+                return self.fail(start + 1, ParseErrorKind::IntegerOutOfRange);
+            }
         }
-        (start, self.pos)
+        let value = if negative { -magnitude } else { magnitude } as i32;
+        Some(Ok(Component::Integer { tag, value, offset: self.base + start }))
+    }
+
+    /// The value of a span length of more than eighteen digits (leading
+    /// zeros allowed), `None` when it overflows `usize`.
+    #[cold]
+    #[inline(never)]
+    fn long_length(&self, d0: usize) -> Option<usize> {
+        let mut declared: usize = 0;
+        for &b in &self.bytes[d0..self.pos] {
+            declared = declared.checked_mul(10)?.checked_add(usize::from(b - b'0'))?;
+        }
+        Some(declared)
     }
 }
+
+/// Byte classes of the lexer, one table lookup per byte.
+const OTHER: u8 = 0;
+const DIGIT: u8 = 1;
+const INT_TAG: u8 = 2;
+const SPAN_TAG: u8 = 3;
+
+static CLASS: [u8; 256] = {
+    let mut t = [OTHER; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = if c.is_ascii_digit() {
+            DIGIT
+        } else if is_integer_tag(c) {
+            INT_TAG
+        } else if is_span_tag(c) {
+            SPAN_TAG
+        } else {
+            OTHER
+        };
+        b += 1;
+    }
+    t
+};
 
 impl<'a> Iterator for SignatureParser<'a> {
     type Item = Result<Component<'a>, ParseError>;
 
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done || self.pos >= self.bytes.len() {
+        let bytes = self.bytes;
+        let start = self.pos;
+        if self.done || start >= bytes.len() {
             return None;
         }
-        let start = self.pos;
-        let tag = self.bytes[start];
-        self.pos += 1;
-        if is_integer_tag(tag) {
-            let negative = self.bytes.get(self.pos) == Some(&b'-');
-            if negative {
-                self.pos += 1;
+        let tag = bytes[start];
+        let class = CLASS[usize::from(tag)];
+        let mut pos = start + 1;
+        if class == INT_TAG {
+            let negative = pos < bytes.len() && bytes[pos] == b'-';
+            pos += usize::from(negative);
+            let d0 = pos;
+            // Up to nine digits cannot leave the i32 range; a longer run
+            // (wrapped here) is read again by `long_integer`.
+            let mut magnitude: u32 = 0;
+            while let Some(&b) = bytes.get(pos) {
+                let d = b.wrapping_sub(b'0');
+                if d > 9 {
+                    break;
+                }
+                magnitude = magnitude.wrapping_mul(10).wrapping_add(u32::from(d));
+                pos += 1;
             }
-            let (d0, d1) = self.digits();
-            if d0 == d1 {
+            self.pos = pos;
+            if pos == d0 {
                 return self.fail(d0, ParseErrorKind::MissingDigits);
             }
-            // Accumulate in i64 and stop as soon as the magnitude leaves the
-            // i32 range; leading zeros never overflow.
-            let limit: i64 = if negative { 1 << 31 } else { (1 << 31) - 1 };
-            let mut magnitude: i64 = 0;
-            for &b in &self.bytes[d0..d1] {
-                magnitude = magnitude * 10 + i64::from(b - b'0');
-                if magnitude > limit {
-                    return self.fail(start + 1, ParseErrorKind::IntegerOutOfRange);
-                }
+            if pos - d0 > 9 {
+                return self.long_integer(start, d0, negative);
             }
-            let value = if negative { -magnitude } else { magnitude } as i32;
+            // magnitude < 10^9 < 2^31: both signs fit.
+            let value = if negative { -(magnitude as i32) } else { magnitude as i32 };
             Some(Ok(Component::Integer { tag, value, offset: self.base + start }))
-        } else if is_span_tag(tag) {
-            let (d0, d1) = self.digits();
-            if d0 == d1 {
+        } else if class == SPAN_TAG {
+            let d0 = pos;
+            // Up to eighteen digits cannot overflow a u64; a longer run
+            // (wrapped here) is read again by `long_length`.
+            let mut short: u64 = 0;
+            while let Some(&b) = bytes.get(pos) {
+                let d = b.wrapping_sub(b'0');
+                if d > 9 {
+                    break;
+                }
+                short = short.wrapping_mul(10).wrapping_add(u64::from(d));
+                pos += 1;
+            }
+            self.pos = pos;
+            if pos == d0 {
                 return self.fail(d0, ParseErrorKind::MissingLength);
             }
-            let mut declared: usize = 0;
-            for &b in &self.bytes[d0..d1] {
-                declared = match declared.checked_mul(10).and_then(|v| v.checked_add(usize::from(b - b'0'))) {
-                    Some(v) => v,
-                    None => return self.fail(d0, ParseErrorKind::LengthOutOfRange),
-                };
-            }
+            let declared = if pos - d0 > 18 { self.long_length(d0) } else { usize::try_from(short).ok() };
+            let Some(declared) = declared else {
+                return self.fail(d0, ParseErrorKind::LengthOutOfRange);
+            };
             if declared == 0 {
                 return self.fail(d0, ParseErrorKind::ZeroLength);
             }
-            let available = self.bytes.len() - self.pos;
+            let available = bytes.len() - pos;
             if declared > available {
                 return self.fail(start, ParseErrorKind::Truncated { declared, available });
             }
-            if self.bytes[self.pos] != b'!' {
-                let found = self.bytes[self.pos];
-                return self.fail(self.pos, ParseErrorKind::MissingBang(Some(found)));
+            if bytes[pos] != b'!' {
+                let found = bytes[pos];
+                return self.fail(pos, ParseErrorKind::MissingBang(Some(found)));
             }
-            let content_start = self.pos + 1;
-            let end = self.pos + declared;
+            let content_start = pos + 1;
+            let end = pos + declared;
             self.pos = end;
             Some(Ok(Component::Span {
                 tag,
-                content: &self.bytes[content_start..end],
+                content: &bytes[content_start..end],
                 offset: self.base + start,
                 content_offset: self.base + content_start,
             }))
@@ -289,6 +396,23 @@ impl SignatureBuilder {
     pub fn into_string(self) -> String {
         self.buf
     }
+}
+
+/// The decimal digits of `v`, written into `buf` (no formatting machinery:
+/// the hot path of printing signatures).
+pub(crate) fn decimal(v: u64, buf: &mut [u8; 20]) -> &str {
+    let mut v = v;
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    // Only ASCII digits were written.
+    std::str::from_utf8(&buf[i..]).unwrap_or_default()
 }
 
 /// Appends the decimal digits of `v` (no formatting machinery: this is the
@@ -413,6 +537,102 @@ mod tests {
         let mut e = SignatureBuilder::new();
         e.nested(b'X', |_| {}).span(b'Y', "");
         assert_eq!(e.into_string(), "X1!Y1!");
+    }
+
+    #[test]
+    fn long_digit_runs() {
+        // Leading zeros never overflow: more than nine digits of an integer,
+        // more than eighteen of a length.
+        assert!(matches!(
+            all("k0000000000001d-00000000002147483648").unwrap()[..],
+            [Component::Integer { value: 1, .. }, Component::Integer { value: i32::MIN, .. }]
+        ));
+        assert!(matches!(all("X0000000000000000000000002!a").unwrap()[0], Component::Span { content: b"a", .. }));
+        assert_eq!(
+            err("X1000000000000000000!"),
+            (0, ParseErrorKind::Truncated { declared: 1_000_000_000_000_000_000, available: 1 })
+        );
+    }
+
+    /// The grammar of the module docs, spelled out plainly (slow, obviously
+    /// right): what every input must lex to, offsets and error kinds included.
+    fn spec(bytes: &[u8]) -> Vec<Result<Component<'_>, ParseError>> {
+        let mut out = Vec::new();
+        let mut pos = 0;
+        let fail = |at, kind| Err(ParseError::new(at, kind));
+        while pos < bytes.len() {
+            let start = pos;
+            let tag = bytes[pos];
+            pos += 1;
+            let digits = |from: usize| from + bytes[from..].iter().take_while(|b| b.is_ascii_digit()).count();
+            if is_integer_tag(tag) {
+                let negative = bytes.get(pos) == Some(&b'-');
+                let d0 = pos + usize::from(negative);
+                let d1 = digits(d0);
+                if d0 == d1 {
+                    out.push(fail(d0, ParseErrorKind::MissingDigits));
+                    break;
+                }
+                let text = std::str::from_utf8(&bytes[start + 1..d1]).unwrap();
+                match text.parse::<i128>().ok().and_then(|v| i32::try_from(v).ok()) {
+                    Some(value) => out.push(Ok(Component::Integer { tag, value, offset: start })),
+                    None => {
+                        out.push(fail(start + 1, ParseErrorKind::IntegerOutOfRange));
+                        break;
+                    }
+                }
+                pos = d1;
+            } else if is_span_tag(tag) {
+                let d1 = digits(pos);
+                if d1 == pos {
+                    out.push(fail(pos, ParseErrorKind::MissingLength));
+                    break;
+                }
+                let text = std::str::from_utf8(&bytes[pos..d1]).unwrap();
+                let Ok(declared) = text.parse::<usize>() else {
+                    out.push(fail(pos, ParseErrorKind::LengthOutOfRange));
+                    break;
+                };
+                if declared == 0 {
+                    out.push(fail(pos, ParseErrorKind::ZeroLength));
+                    break;
+                }
+                let available = bytes.len() - d1;
+                if declared > available {
+                    out.push(fail(start, ParseErrorKind::Truncated { declared, available }));
+                    break;
+                }
+                if bytes[d1] != b'!' {
+                    out.push(fail(d1, ParseErrorKind::MissingBang(Some(bytes[d1]))));
+                    break;
+                }
+                let content = &bytes[d1 + 1..d1 + declared];
+                out.push(Ok(Component::Span { tag, content, offset: start, content_offset: d1 + 1 }));
+                pos = d1 + declared;
+            } else {
+                out.push(fail(start, ParseErrorKind::BadTag(tag)));
+                break;
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+        #[test]
+        fn lexer_matches_the_grammar(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::sample::select(vec!["_", "k", "d", "t", "I", "R", "B", "S", "K", "!", "-", "0", "1", "9", "?", " "]),
+                    proptest::sample::select(vec!["2147483647", "2147483648", "0000000000000", "99999999999999999999", "18446744073709551616", "000000000000000000007"]),
+                ],
+                0..24,
+            )
+        ) {
+            let text = parts.concat();
+            let got: Vec<_> = SignatureParser::new(&text).collect();
+            proptest::prop_assert_eq!(got, spec(text.as_bytes()));
+        }
     }
 
     #[test]

@@ -37,7 +37,7 @@
 //! ```
 
 use crate::error::{ParseError, ParseErrorKind};
-use crate::mangle::{Component, SignatureBuilder, SignatureParser};
+use crate::mangle::{Component, SignatureBuilder, SignatureParser, decimal};
 use crate::scalar::ScalarType;
 use std::fmt;
 use std::str::FromStr;
@@ -81,10 +81,163 @@ impl Dim {
 
 impl fmt::Display for Dim {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Dim::Dynamic => f.write_str("?"),
-            Dim::Static(n) => write!(f, "{n}"),
+        write_dim(f, *self)
+    }
+}
+
+/// Writes a dim as `Display` does (`?` or the extent) into any writer.
+fn write_dim(f: &mut (impl fmt::Write + ?Sized), d: Dim) -> fmt::Result {
+    match d {
+        Dim::Dynamic => f.write_char('?'),
+        Dim::Static(n) => f.write_str(decimal(u64::from(n), &mut [0; 20])),
+    }
+}
+
+/// Where a human-readable form goes: a `String` directly, or any
+/// [`fmt::Write`] through a [`Batch`].
+trait Sink {
+    fn put(&mut self, s: &str) -> fmt::Result;
+    fn put_ascii(&mut self, b: u8) -> fmt::Result;
+    fn put_dim(&mut self, d: Dim) -> fmt::Result {
+        let Dim::Static(mut v) = d else { return self.put_ascii(b'?') };
+        let mut digits = [0u8; 10];
+        let mut i = digits.len();
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
         }
+        digits[i..].iter().try_for_each(|&d| self.put_ascii(d))
+    }
+}
+
+impl Sink for String {
+    #[inline]
+    fn put(&mut self, s: &str) -> fmt::Result {
+        self.push_str(s);
+        Ok(())
+    }
+    #[inline]
+    fn put_ascii(&mut self, b: u8) -> fmt::Result {
+        self.push(char::from(b));
+        Ok(())
+    }
+}
+
+/// Gathers small writes in a stack buffer and hands them to the writer a
+/// buffer at a time: a human-readable form is made of many short pieces,
+/// and each write into a `Formatter` is a dynamic call.
+struct Batch<'w, W: fmt::Write + ?Sized> {
+    out: &'w mut W,
+    buf: [u8; 128],
+    len: usize,
+}
+
+impl<'w, W: fmt::Write + ?Sized> Batch<'w, W> {
+    fn new(out: &'w mut W) -> Self {
+        Batch { out, buf: [0; 128], len: 0 }
+    }
+
+    fn flush(&mut self) -> fmt::Result {
+        // Only whole `str`s and ASCII bytes were put in, so this is UTF-8.
+        let text = std::str::from_utf8(&self.buf[..self.len]).map_err(|_| fmt::Error)?;
+        self.len = 0;
+        self.out.write_str(text)
+    }
+
+    fn finish(mut self) -> fmt::Result {
+        self.flush()
+    }
+}
+
+impl<W: fmt::Write + ?Sized> Sink for Batch<'_, W> {
+    #[inline]
+    fn put(&mut self, s: &str) -> fmt::Result {
+        if self.len + s.len() > self.buf.len() {
+            self.flush()?;
+            if s.len() > self.buf.len() {
+                return self.out.write_str(s);
+            }
+        }
+        self.buf[self.len..self.len + s.len()].copy_from_slice(s.as_bytes());
+        self.len += s.len();
+        Ok(())
+    }
+    #[inline]
+    fn put_ascii(&mut self, b: u8) -> fmt::Result {
+        if self.len == self.buf.len() {
+            self.flush()?;
+        }
+        self.buf[self.len] = b & 0x7f;
+        self.len += 1;
+        Ok(())
+    }
+}
+
+/// How many dims a buffer type holds in place, without a heap allocation
+/// (rank 4 and below: almost every real tensor).
+const INLINE_DIMS: usize = 4;
+
+/// The dims of a buffer type: up to [`INLINE_DIMS`] in place, more in one
+/// exact-size heap slice. Compared, hashed and printed as the slice.
+#[derive(Clone)]
+enum Dims {
+    Inline { len: u8, dims: [Dim; INLINE_DIMS] },
+    Heap(Box<[Dim]>),
+}
+
+impl Dims {
+    fn as_slice(&self) -> &[Dim] {
+        match self {
+            Dims::Inline { len, dims } => &dims[..usize::from(*len)],
+            Dims::Heap(d) => d,
+        }
+    }
+
+    /// The first `len` dims of `inline` when they are all, else the `len`
+    /// dims of `all` in one allocation of exactly `len`.
+    #[inline]
+    fn new<I: Iterator<Item = Dim>>(inline: [Dim; INLINE_DIMS], len: usize, all: impl FnOnce() -> I) -> Dims {
+        if len <= INLINE_DIMS {
+            Dims::Inline { len: len as u8, dims: inline }
+        } else {
+            let mut v = Vec::with_capacity(len);
+            v.extend(all().take(len));
+            Dims::Heap(v.into_boxed_slice())
+        }
+    }
+
+    fn from_vec(v: Vec<Dim>) -> Dims {
+        if v.len() <= INLINE_DIMS {
+            let mut dims = [Dim::Dynamic; INLINE_DIMS];
+            dims[..v.len()].copy_from_slice(&v);
+            Dims::Inline { len: v.len() as u8, dims }
+        } else {
+            Dims::Heap(v.into_boxed_slice())
+        }
+    }
+}
+
+impl PartialEq for Dims {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for Dims {}
+
+impl std::hash::Hash for Dims {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_slice().hash(state);
+    }
+}
+
+impl fmt::Debug for Dims {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
     }
 }
 
@@ -142,7 +295,7 @@ impl std::error::Error for DimOutOfRange {}
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct BufferType {
     dtype: ScalarType,
-    dims: Vec<Dim>,
+    dims: Dims,
     layout: DimOrder,
 }
 
@@ -160,7 +313,7 @@ impl BufferType {
         if let Some(Dim::Static(bad)) = dims.iter().find(|d| matches!(d, Dim::Static(n) if *n > i32::MAX as u32)) {
             return Err(DimOutOfRange(*bad));
         }
-        Ok(BufferType { dtype, dims, layout: DimOrder::RowMajor })
+        Ok(BufferType { dtype, dims: Dims::from_vec(dims), layout: DimOrder::RowMajor })
     }
 
     /// The same type with a preferred layout.
@@ -176,12 +329,12 @@ impl BufferType {
 
     /// Dimensions, outermost first.
     pub fn dims(&self) -> &[Dim] {
-        &self.dims
+        self.dims.as_slice()
     }
 
     /// Rank (number of dims).
     pub fn rank(&self) -> usize {
-        self.dims.len()
+        self.dims().len()
     }
 
     /// Preferred layout.
@@ -191,7 +344,7 @@ impl BufferType {
 
     /// True when no dim is dynamic.
     pub fn is_static(&self) -> bool {
-        self.dims.iter().all(|d| matches!(d, Dim::Static(_)))
+        self.dims().iter().all(|d| matches!(d, Dim::Static(_)))
     }
 
     fn mangle_into(&self, b: &mut SignatureBuilder) {
@@ -202,7 +355,7 @@ impl BufferType {
             if self.layout != DimOrder::RowMajor {
                 b.integer(b'c', self.layout.code());
             }
-            for d in &self.dims {
+            for d in self.dims() {
                 b.integer(b'd', d.to_i32());
             }
         });
@@ -211,19 +364,29 @@ impl BufferType {
 
 impl fmt::Display for BufferType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Buffer<{}[", self.dtype.name())?;
-        for (i, d) in self.dims.iter().enumerate() {
-            if i > 0 {
-                f.write_str("x")?;
-            }
-            write!(f, "{d}")?;
-        }
-        f.write_str("]")?;
-        if self.layout != DimOrder::RowMajor {
-            write!(f, ", {}", self.layout.name())?;
-        }
-        f.write_str(">")
+        let mut b = Batch::new(f);
+        write_buffer(&mut b, self.dtype, self.dims(), self.layout)?;
+        b.finish()
     }
+}
+
+/// Writes a buffer type's human-readable form (`Buffer<float32[?x4]>`).
+fn write_buffer(f: &mut impl Sink, dtype: ScalarType, dims: &[Dim], layout: DimOrder) -> fmt::Result {
+    f.put("Buffer<")?;
+    f.put(dtype.name())?;
+    f.put_ascii(b'[')?;
+    for (i, &d) in dims.iter().enumerate() {
+        if i > 0 {
+            f.put_ascii(b'x')?;
+        }
+        f.put_dim(d)?;
+    }
+    f.put_ascii(b']')?;
+    if layout != DimOrder::RowMajor {
+        f.put(", ")?;
+        f.put(layout.name())?;
+    }
+    f.put_ascii(b'>')
 }
 
 /// One input or result of a raw signature.
@@ -269,18 +432,26 @@ impl RawType {
     }
 }
 
+impl RawType {
+    fn write_human(&self, f: &mut impl Sink) -> fmt::Result {
+        match self {
+            RawType::Buffer(b) => write_buffer(f, b.dtype, b.dims(), b.layout),
+            RawType::Scalar(s) => f.put(s.name()),
+            RawType::RefObject => f.put("RefObject<?>"),
+            RawType::Unrecognized => f.put("Unrecognized<?>"),
+        }
+    }
+}
+
 impl fmt::Display for RawType {
     /// The reference's human-readable form: `Buffer<float32[?x4]>`,
     /// `RefObject<?>`, a scalar's bare name (`sint32`); unrecognized items
     /// print `Unrecognized<?>` (the reference prints `!UNKNOWN!` for every
     /// kind it does not know, which is ambiguous).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RawType::Buffer(b) => b.fmt(f),
-            RawType::Scalar(s) => f.write_str(s.name()),
-            RawType::RefObject => f.write_str("RefObject<?>"),
-            RawType::Unrecognized => f.write_str("Unrecognized<?>"),
-        }
+        let mut b = Batch::new(f);
+        self.write_human(&mut b)?;
+        b.finish()
     }
 }
 
@@ -331,6 +502,36 @@ impl RawSignature {
         if hinted { 2 } else { 1 }
     }
 
+    /// Appends the human-readable form (what `Display` prints) to `out`,
+    /// with no allocation of its own (`out` grows as a `String` does).
+    ///
+    /// ```
+    /// use fnabi_abi::RawSignature;
+    /// let mut out = String::from("f: ");
+    /// RawSignature::parse("I7!B4!d-1R6!S3!t6").unwrap().write_human(&mut out);
+    /// assert_eq!(out, "f: (Buffer<float32[?]>) -> (sint32)");
+    /// ```
+    pub fn write_human(&self, out: &mut String) {
+        // Writing into a String cannot fail.
+        let _ = self.write_human_into(out);
+    }
+
+    fn write_human_into(&self, f: &mut impl Sink) -> fmt::Result {
+        fn list(f: &mut impl Sink, items: &[RawType]) -> fmt::Result {
+            f.put_ascii(b'(')?;
+            for (i, t) in items.iter().enumerate() {
+                if i > 0 {
+                    f.put(", ")?;
+                }
+                t.write_human(f)?;
+            }
+            f.put_ascii(b')')
+        }
+        list(f, &self.inputs)?;
+        f.put(" -> ")?;
+        list(f, &self.results)
+    }
+
     /// Parses the human-readable form printed by `Display`.
     ///
     /// Accepts exactly what `Display` prints, plus: optional whitespace
@@ -353,19 +554,9 @@ impl RawSignature {
 impl fmt::Display for RawSignature {
     /// `(RefObject<?>, Buffer<float32[?x128x64]>) -> (Buffer<uint64[32x?x64]>)`
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fn list(f: &mut fmt::Formatter<'_>, items: &[RawType]) -> fmt::Result {
-            f.write_str("(")?;
-            for (i, t) in items.iter().enumerate() {
-                if i > 0 {
-                    f.write_str(", ")?;
-                }
-                t.fmt(f)?;
-            }
-            f.write_str(")")
-        }
-        list(f, &self.inputs)?;
-        f.write_str(" -> ")?;
-        list(f, &self.results)
+        let mut b = Batch::new(f);
+        self.write_human_into(&mut b)?;
+        b.finish()
     }
 }
 
@@ -406,6 +597,7 @@ impl<'a> RawSignatureReader<'a> {
     /// order, and nothing else. The items inside are checked as they are
     /// read (each once), so a reader can stop early without paying for the
     /// rest; [`RawSignature::parse`] reads them all.
+    #[inline]
     pub fn new(mangled: &'a [u8]) -> Result<Self, ParseError> {
         let mut inputs = None;
         let mut results = None;
@@ -429,17 +621,19 @@ impl<'a> RawSignatureReader<'a> {
             }
         }
         let end = mangled.len();
-        let inputs = inputs.ok_or(ParseError::new(end, ParseErrorKind::MissingSpan(b'I')))?;
-        let results = results.ok_or(ParseError::new(end, ParseErrorKind::MissingSpan(b'R')))?;
+        let inputs = inputs.ok_or_else(|| ParseError::new(end, ParseErrorKind::MissingSpan(b'I')))?;
+        let results = results.ok_or_else(|| ParseError::new(end, ParseErrorKind::MissingSpan(b'R')))?;
         Ok(RawSignatureReader { inputs, results })
     }
 
     /// The input items.
+    #[inline]
     pub fn inputs(&self) -> RawTypeReader<'a> {
         RawTypeReader { p: SignatureParser::with_offset(self.inputs.0, self.inputs.1) }
     }
 
     /// The result items.
+    #[inline]
     pub fn results(&self) -> RawTypeReader<'a> {
         RawTypeReader { p: SignatureParser::with_offset(self.results.0, self.results.1) }
     }
@@ -468,9 +662,11 @@ impl RawTypeRef<'_> {
     /// The owned item.
     pub fn to_owned(self) -> RawType {
         match self {
-            RawTypeRef::Buffer(b) => {
-                RawType::Buffer(BufferType { dtype: b.dtype, dims: b.dims().collect(), layout: b.layout })
-            }
+            RawTypeRef::Buffer(b) => RawType::Buffer(BufferType {
+                dtype: b.dtype,
+                dims: Dims::new(b.first, b.rank, || b.dims()),
+                layout: b.layout,
+            }),
             RawTypeRef::Scalar(s) => RawType::Scalar(s),
             RawTypeRef::RefObject => RawType::RefObject,
             RawTypeRef::Unrecognized => RawType::Unrecognized,
@@ -478,8 +674,8 @@ impl RawTypeRef<'_> {
     }
 }
 
-/// A validated buffer item: its element type and layout, and its dims read
-/// lazily from the span.
+/// A validated buffer item: its element type and layout, and its dims
+/// (kept from the check up to rank 4, read again from the span above).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BufferRef<'a> {
     /// Element type (the last `t`, float32 if none).
@@ -489,16 +685,59 @@ pub struct BufferRef<'a> {
     content: &'a [u8],
     content_offset: usize,
     rank: usize,
+    /// The first dims (the rest `Dynamic`).
+    first: [Dim; INLINE_DIMS],
+}
+
+/// The dims of a [`BufferRef`].
+enum DimIter<'a> {
+    /// The kept dims `dims[next..len]`.
+    Kept {
+        dims: [Dim; INLINE_DIMS],
+        next: usize,
+        len: usize,
+    },
+    Span(SignatureParser<'a>),
+}
+
+impl Iterator for DimIter<'_> {
+    type Item = Dim;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Dim> {
+        match self {
+            DimIter::Kept { dims, next, len } => {
+                if *next < *len {
+                    *next += 1;
+                    dims.get(*next - 1).copied()
+                } else {
+                    None
+                }
+            }
+            DimIter::Span(p) => next_dim(p),
+        }
+    }
+}
+
+/// The next dim of a buffer span of rank above [`INLINE_DIMS`].
+#[inline(never)]
+fn next_dim(p: &mut SignatureParser<'_>) -> Option<Dim> {
+    p.find_map(|c| match c {
+        // Already checked by `buffer_item` when this item was read.
+        Ok(Component::Integer { tag: b'd', value, .. }) => Dim::from_i32(value),
+        _ => None,
+    })
 }
 
 impl<'a> BufferRef<'a> {
     /// The dims in order.
+    #[inline]
     pub fn dims(&self) -> impl Iterator<Item = Dim> + 'a {
-        SignatureParser::with_offset(self.content, self.content_offset).filter_map(|c| match c {
-            // Already checked by `buffer_item` when this item was read.
-            Ok(Component::Integer { tag: b'd', value, .. }) => Dim::from_i32(value),
-            _ => None,
-        })
+        if self.rank <= INLINE_DIMS {
+            DimIter::Kept { dims: self.first, next: 0, len: self.rank }
+        } else {
+            DimIter::Span(SignatureParser::with_offset(self.content, self.content_offset))
+        }
     }
 
     /// Number of dims.
@@ -512,15 +751,13 @@ fn scalar_code(c: &Component<'_>, value: i32) -> Result<ScalarType, ParseError> 
         .ok_or_else(|| ParseError::new(c.offset(), ParseErrorKind::IllegalScalarCode(value)))
 }
 
-/// Checks a buffer's fields in one pass, calling `on_dim` for each dim.
-fn buffer_item<'a>(
-    content: &'a [u8],
-    content_offset: usize,
-    mut on_dim: impl FnMut(Dim),
-) -> Result<BufferRef<'a>, ParseError> {
+/// Checks a buffer's fields in one pass, keeping the first dims.
+#[inline(always)]
+fn buffer_item<'a>(content: &'a [u8], content_offset: usize) -> Result<BufferRef<'a>, ParseError> {
     let mut dtype = ScalarType::F32;
     let mut layout = DimOrder::RowMajor;
     let mut rank = 0;
+    let mut first = [Dim::Dynamic; INLINE_DIMS];
     for c in SignatureParser::with_offset(content, content_offset) {
         let c = c?;
         match c {
@@ -530,10 +767,11 @@ fn buffer_item<'a>(
                     .ok_or_else(|| ParseError::new(c.offset(), ParseErrorKind::IllegalLayoutCode(value)))?;
             }
             Component::Integer { tag: b'd', value, .. } => {
-                on_dim(
-                    Dim::from_i32(value)
-                        .ok_or_else(|| ParseError::new(c.offset(), ParseErrorKind::IllegalDim(value)))?,
-                );
+                let d = Dim::from_i32(value)
+                    .ok_or_else(|| ParseError::new(c.offset(), ParseErrorKind::IllegalDim(value)))?;
+                if let Some(slot) = first.get_mut(rank) {
+                    *slot = d;
+                }
                 rank += 1;
             }
             _ => {
@@ -541,9 +779,10 @@ fn buffer_item<'a>(
             }
         }
     }
-    Ok(BufferRef { dtype, layout, content, content_offset, rank })
+    Ok(BufferRef { dtype, layout, content, content_offset, rank, first })
 }
 
+#[inline]
 fn scalar_item(content: &[u8], content_offset: usize) -> Result<ScalarType, ParseError> {
     let mut dtype = ScalarType::F32;
     for c in SignatureParser::with_offset(content, content_offset) {
@@ -558,6 +797,7 @@ fn scalar_item(content: &[u8], content_offset: usize) -> Result<ScalarType, Pars
     Ok(dtype)
 }
 
+#[inline]
 fn empty_item(item: &'static str, content: &[u8], content_offset: usize) -> Result<(), ParseError> {
     match SignatureParser::with_offset(content, content_offset).next() {
         None => Ok(()),
@@ -567,9 +807,9 @@ fn empty_item(item: &'static str, content: &[u8], content_offset: usize) -> Resu
 }
 
 impl<'a> RawTypeReader<'a> {
-    /// Reads the next item, handing each dim of a buffer to `on_dim` while
-    /// its fields are checked (so an owned copy needs no second pass).
-    fn next_with(&mut self, on_dim: impl FnMut(Dim)) -> Option<Result<RawTypeRef<'a>, ParseError>> {
+    /// Reads and checks the next item.
+    #[inline(always)]
+    fn next_item(&mut self) -> Option<Result<RawTypeRef<'a>, ParseError>> {
         let c = match self.p.next()? {
             Ok(c) => c,
             Err(e) => return Some(Err(e)),
@@ -584,7 +824,7 @@ impl<'a> RawTypeReader<'a> {
             )));
         };
         let item = match tag {
-            b'B' => buffer_item(content, content_offset, on_dim).map(RawTypeRef::Buffer),
+            b'B' => buffer_item(content, content_offset).map(RawTypeRef::Buffer),
             b'S' => scalar_item(content, content_offset).map(RawTypeRef::Scalar),
             b'O' => empty_item("ref object", content, content_offset).map(|()| RawTypeRef::RefObject),
             b'U' => empty_item("unrecognized", content, content_offset).map(|()| RawTypeRef::Unrecognized),
@@ -596,14 +836,28 @@ impl<'a> RawTypeReader<'a> {
         Some(item)
     }
 
-    /// Reads every remaining item into owned types, one pass over the bytes.
+    /// Reads every remaining item into owned types: one allocation for the
+    /// list (sized by a count of the items first), none for a buffer of
+    /// rank up to 4, one exact-size slice for a higher rank.
+    #[inline]
     pub fn collect_owned(mut self) -> Result<Vec<RawType>, ParseError> {
-        let mut out = Vec::new();
-        let mut dims = Vec::new();
-        while let Some(item) = self.next_with(|d| dims.push(d)) {
+        if self.p.is_at_end() {
+            return Ok(Vec::new());
+        }
+        let items = self.p.count_tags(|_| true);
+        if items == 0 {
+            // Nothing, or a malformed first item: the loop reports it.
+            if let Some(e) = self.next() {
+                e?;
+            }
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::with_capacity(items);
+        while let Some(item) = self.next_item() {
             out.push(match item? {
                 RawTypeRef::Buffer(b) => {
-                    RawType::Buffer(BufferType { dtype: b.dtype, dims: std::mem::take(&mut dims), layout: b.layout })
+                    let dims = Dims::new(b.first, b.rank, || b.dims());
+                    RawType::Buffer(BufferType { dtype: b.dtype, dims, layout: b.layout })
                 }
                 RawTypeRef::Scalar(s) => RawType::Scalar(s),
                 RawTypeRef::RefObject => RawType::RefObject,
@@ -617,8 +871,9 @@ impl<'a> RawTypeReader<'a> {
 impl<'a> Iterator for RawTypeReader<'a> {
     type Item = Result<RawTypeRef<'a>, ParseError>;
 
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
-        self.next_with(|_| {})
+        self.next_item()
     }
 }
 
@@ -731,7 +986,7 @@ impl HumanParser<'_> {
                     self.ws();
                 }
                 self.expect(">", "`>`")?;
-                Ok(RawType::Buffer(BufferType { dtype, dims, layout }))
+                Ok(RawType::Buffer(BufferType { dtype, dims: Dims::from_vec(dims), layout }))
             }
             "RefObject" => {
                 self.expect("<?>", "`<?>`")?;

@@ -100,6 +100,7 @@ pub struct SipReader<'a> {
 
 impl<'a> SipReader<'a> {
     /// Checks the top level of `mangled`.
+    #[inline]
     pub fn new(mangled: &'a [u8]) -> Result<Self, ParseError> {
         let mut inputs = None;
         let mut results = None;
@@ -124,8 +125,8 @@ impl<'a> SipReader<'a> {
             *slot = Some((content, content_offset));
         }
         let end = mangled.len();
-        let inputs = inputs.ok_or(ParseError::new(end, ParseErrorKind::MissingSpan(b'I')))?;
-        let results = results.ok_or(ParseError::new(end, ParseErrorKind::MissingSpan(b'R')))?;
+        let inputs = inputs.ok_or_else(|| ParseError::new(end, ParseErrorKind::MissingSpan(b'I')))?;
+        let results = results.ok_or_else(|| ParseError::new(end, ParseErrorKind::MissingSpan(b'R')))?;
         Ok(SipReader { inputs, results })
     }
 
@@ -140,145 +141,288 @@ impl<'a> SipReader<'a> {
     }
 }
 
-/// One open struct of the parser.
-struct Frame<'a> {
-    parser: SignatureParser<'a>,
-    kind: StructKind,
-    last_int: Option<i32>,
-    last_str: Option<&'a [u8]>,
-    /// A key was read; its value is due.
-    key_pending: bool,
+/// What the parser builds from a side: the events of a [`SipVisitor`] (no
+/// values), or owned [`Structure`]s. One validating parser serves both, so
+/// the checks cannot drift apart.
+trait Build<'a> {
+    type Value;
+    type Seq;
+    type Dict;
+    /// Whether `open_seq`/`open_dict` use the number of entries (it costs
+    /// a count of the struct's components first).
+    const COUNTS: bool;
+    fn leaf(&mut self, raw_index: usize) -> Self::Value;
+    fn open_seq(&mut self, entries: usize) -> Self::Seq;
+    fn open_dict(&mut self, entries: usize) -> Self::Dict;
+    fn integer_key(&mut self, key: usize);
+    fn string_key(&mut self, key: &'a str);
+    fn seq_entry(&mut self, seq: &mut Self::Seq, key: usize, value: Self::Value);
+    fn dict_entry(&mut self, dict: &mut Self::Dict, key: &'a str, value: Self::Value);
+    fn close_seq(&mut self, seq: Self::Seq) -> Self::Value;
+    fn close_dict(&mut self, dict: Self::Dict) -> Self::Value;
+}
+
+/// A visitor's events.
+struct Events<'v, V>(&'v mut V);
+
+impl<'a, V: SipVisitor<'a>> Build<'a> for Events<'_, V> {
+    type Value = ();
+    type Seq = ();
+    type Dict = ();
+    const COUNTS: bool = false;
+    fn leaf(&mut self, raw_index: usize) {
+        self.0.leaf(raw_index);
+    }
+    fn open_seq(&mut self, _: usize) {
+        self.0.open(StructKind::Sequence);
+    }
+    fn open_dict(&mut self, _: usize) {
+        self.0.open(StructKind::Dict);
+    }
+    fn integer_key(&mut self, key: usize) {
+        self.0.integer_key(key);
+    }
+    fn string_key(&mut self, key: &'a str) {
+        self.0.string_key(key);
+    }
+    fn seq_entry(&mut self, _: &mut (), _: usize, _: ()) {}
+    fn dict_entry(&mut self, _: &mut (), _: &'a str, _: ()) {}
+    fn close_seq(&mut self, _: ()) {
+        self.0.close();
+    }
+    fn close_dict(&mut self, _: ()) {
+        self.0.close();
+    }
+}
+
+/// The raw indices of one side seen so far, for the duplicate check: a
+/// bitmap for indices below 1024 (no allocation), a list for larger ones
+/// (sorted once at the end).
+struct Seen {
+    small: [u64; 16],
+    large: Vec<(u32, usize)>,
+    /// The first leaf, in input order, whose index a leaf before it has.
+    first_repeat: Option<(u32, usize)>,
+}
+
+impl Seen {
+    fn new() -> Self {
+        Seen { small: [0; 16], large: Vec::new(), first_repeat: None }
+    }
+
+    fn add(&mut self, raw: u32, offset: usize) {
+        if let Some(word) = self.small.get_mut((raw / 64) as usize) {
+            let bit = 1u64 << (raw % 64);
+            if *word & bit != 0 && self.first_repeat.is_none() {
+                self.first_repeat = Some((raw, offset));
+            }
+            *word |= bit;
+        } else {
+            self.large.push((raw, offset));
+        }
+    }
+
+    /// The earliest repeated raw index (at the offset of its second leaf).
+    fn check(&mut self) -> Result<(), ParseError> {
+        let mut repeat = self.first_repeat;
+        if self.large.len() > 1 {
+            self.large.sort_unstable();
+            let large = self.large.windows(2).filter(|w| w[0].0 == w[1].0).map(|w| w[1]).min_by_key(|&(_, off)| off);
+            if let Some(l) = large
+                && repeat.is_none_or(|(_, off)| l.1 < off)
+            {
+                repeat = Some(l);
+            }
+        }
+        match repeat {
+            Some((raw, off)) => Err(ParseError::new(off, ParseErrorKind::DuplicateRawIndex(raw))),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Parses the content of one side (`content` starts at absolute offset
-/// `offset`) into `visitor`. Iterative: nesting costs heap, not stack, and is
-/// bounded by [`MAX_DEPTH`].
+/// `offset`) into `visitor`. Recursion is bounded by [`MAX_DEPTH`] (checked
+/// before a struct is entered), and nothing is allocated unless a raw index
+/// is 1024 or more.
 pub fn visit_side<'a, V: SipVisitor<'a>>(content: &'a [u8], offset: usize, visitor: &mut V) -> Result<(), ParseError> {
-    let err = |at: usize, kind| Err(ParseError::new(at, kind));
-    let mut top = SignatureParser::with_offset(content, offset);
-    let mut had_value = false;
-    let mut stack: Vec<Frame<'a>> = Vec::new();
-    // (raw index, offset) of every leaf, for the duplicate check.
-    let mut raws: Vec<(u32, usize)> = Vec::new();
-    let mut ascending = true;
-    loop {
-        let (item, in_struct) = match stack.last_mut() {
-            Some(f) => (f.parser.next(), true),
-            None => (top.next(), false),
-        };
-        let c = match item {
-            None if in_struct => {
-                let f = stack.pop().unwrap_or_else(|| unreachable!("in_struct"));
-                if f.key_pending {
-                    return err(f.parser.offset(), ParseErrorKind::MissingValue);
-                }
-                visitor.close();
-                continue;
-            }
-            None => break,
-            Some(c) => c?,
-        };
-        let tag = c.tag();
-        // A key is due inside a struct with no key pending.
-        if let Some(f) = stack.last_mut().filter(|f| !f.key_pending) {
-            match (f.kind, c) {
-                (StructKind::Sequence, Component::Integer { tag: b'k', value, offset }) => {
-                    if value < 0 {
-                        return err(offset, ParseErrorKind::NegativeIndex(value));
-                    }
-                    match f.last_int {
-                        Some(p) if p == value => return err(offset, ParseErrorKind::DuplicateKey),
-                        Some(p) if p > value => return err(offset, ParseErrorKind::UnorderedKey),
-                        _ => {}
-                    }
-                    f.last_int = Some(value);
-                    f.key_pending = true;
-                    visitor.integer_key(value as usize);
-                }
-                (StructKind::Dict, Component::Span { tag: b'K', content, offset, .. }) => {
-                    let key = std::str::from_utf8(content)
-                        .map_err(|_| ParseError::new(offset, ParseErrorKind::NonUtf8Key))?;
-                    match f.last_str {
-                        Some(p) if p == content => return err(offset, ParseErrorKind::DuplicateKey),
-                        Some(p) if p > content => return err(offset, ParseErrorKind::UnorderedKey),
-                        _ => {}
-                    }
-                    f.last_str = Some(content);
-                    f.key_pending = true;
-                    visitor.string_key(key);
-                }
-                (kind, _) if tag == b'k' || tag == b'K' => {
-                    return err(c.offset(), ParseErrorKind::WrongKeyKind { tag, within: kind.name() });
-                }
-                (_, _) if matches!(tag, b'_' | b'S' | b'D') => {
-                    return err(c.offset(), ParseErrorKind::ExpectedKey(tag));
-                }
-                (kind, _) => {
-                    let context = if kind == StructKind::Sequence { "sequence" } else { "dict" };
-                    return err(c.offset(), ParseErrorKind::UnexpectedComponent { context, tag });
-                }
-            }
-            continue;
-        }
-        // A value is due.
-        if !in_struct {
-            if had_value {
-                return err(c.offset(), ParseErrorKind::MultipleValues);
-            }
-            had_value = true;
-        }
-        match c {
-            Component::Integer { tag: b'_', value, offset } => {
-                if value < 0 {
-                    return err(offset, ParseErrorKind::NegativeIndex(value));
-                }
-                let raw = value as u32;
-                if raws.last().is_some_and(|&(last, _)| last >= raw) {
-                    ascending = false;
-                }
-                raws.push((raw, offset));
-                visitor.leaf(raw as usize);
-            }
-            Component::Span { tag: tag @ (b'S' | b'D'), content, content_offset, offset } => {
-                if stack.len() >= MAX_DEPTH {
-                    return err(offset, ParseErrorKind::TooDeep(MAX_DEPTH));
-                }
-                let kind = if tag == b'S' { StructKind::Sequence } else { StructKind::Dict };
-                visitor.open(kind);
-                stack.push(Frame {
-                    parser: SignatureParser::with_offset(content, content_offset),
-                    kind,
-                    last_int: None,
-                    last_str: None,
-                    key_pending: false,
-                });
-                // The value of the parent's key is this struct.
-                if let Some(parent) = stack.len().checked_sub(2).map(|i| &mut stack[i]) {
-                    parent.key_pending = false;
-                }
-                continue;
-            }
-            _ if !in_struct && (tag == b'k' || tag == b'K') => {
-                return err(c.offset(), ParseErrorKind::KeyOutsideStruct(tag));
-            }
-            _ if tag == b'k' || tag == b'K' => return err(c.offset(), ParseErrorKind::ExpectedValue(tag)),
-            _ => {
-                return err(c.offset(), ParseErrorKind::UnexpectedComponent { context: "structured value", tag });
-            }
-        }
-        if let Some(f) = stack.last_mut() {
-            f.key_pending = false;
-        }
-    }
-    if !ascending {
-        raws.sort_unstable();
-        let dup = raws.windows(2).filter(|w| w[0].0 == w[1].0).map(|w| w[1]).min_by_key(|&(_, off)| off);
-        if let Some((raw, off)) = dup {
-            return err(off, ParseErrorKind::DuplicateRawIndex(raw));
-        }
-    }
-    Ok(())
+    side(content, offset, &mut Events(visitor)).map(|_| ())
 }
+
+/// The state of one side's parse besides the builder.
+struct Side<'a> {
+    seen: Seen,
+    /// The side's content and its absolute offset.
+    content: &'a [u8],
+    offset: usize,
+    /// The content as text when it is UTF-8: checked once, at the first
+    /// dict key, so that each key is a slice of it.
+    text: Option<Option<&'a str>>,
+}
+
+impl<'a> Side<'a> {
+    /// The dict key `content` (at absolute `content_offset`; the span's tag
+    /// is at `offset`) as text.
+    #[inline]
+    fn key(&mut self, content: &'a [u8], content_offset: usize, offset: usize) -> Result<&'a str, ParseError> {
+        let start = content_offset - self.offset;
+        let side = self.content;
+        let text = *self.text.get_or_insert_with(|| std::str::from_utf8(side).ok());
+        match text.and_then(|t| t.get(start..start + content.len())) {
+            Some(key) => Ok(key),
+            None => std::str::from_utf8(content).map_err(|_| ParseError::new(offset, ParseErrorKind::NonUtf8Key)),
+        }
+    }
+}
+
+/// Parses one side into `b`: its value, `None` for an empty side.
+fn side<'a, B: Build<'a>>(content: &'a [u8], offset: usize, b: &mut B) -> Result<Option<B::Value>, ParseError> {
+    if content.is_empty() {
+        return Ok(None);
+    }
+    let mut side = Side { seen: Seen::new(), content, offset, text: None };
+    let mut p = SignatureParser::with_offset(content, offset);
+    let value = parse_value(&mut p, false, 0, b, &mut side)?;
+    if value.is_some()
+        && let Some(c) = p.next()
+    {
+        return Err(ParseError::new(c?.offset(), ParseErrorKind::MultipleValues));
+    }
+    side.seen.check()?;
+    Ok(value)
+}
+
+/// The value due next in `p` (`None` at its end), inside `depth` open
+/// structs (`in_struct`: after a key, else at the top of a side).
+///
+/// The component is read here, not handed in: a component or parser copied
+/// into a call is written a field at a time and read back whole, which
+/// stalls the CPU (spans go down as their parts).
+fn parse_value<'a, B: Build<'a>>(
+    p: &mut SignatureParser<'a>,
+    in_struct: bool,
+    depth: usize,
+    b: &mut B,
+    side: &mut Side<'a>,
+) -> Result<Option<B::Value>, ParseError> {
+    let Some(c) = p.next() else { return Ok(None) };
+    match c? {
+        Component::Integer { tag: b'_', value, offset } => {
+            if value < 0 {
+                return Err(ParseError::new(offset, ParseErrorKind::NegativeIndex(value)));
+            }
+            side.seen.add(value as u32, offset);
+            Ok(Some(b.leaf(value as usize)))
+        }
+        Component::Span { tag: tag @ (b'S' | b'D'), content, content_offset, offset } => {
+            if depth >= MAX_DEPTH {
+                return Err(ParseError::new(offset, ParseErrorKind::TooDeep(MAX_DEPTH)));
+            }
+            if tag == b'S' {
+                parse_sequence(content, content_offset, depth + 1, b, side).map(Some)
+            } else {
+                parse_dict(content, content_offset, depth + 1, b, side).map(Some)
+            }
+        }
+        c => {
+            let tag = c.tag();
+            let kind = match tag {
+                b'k' | b'K' if in_struct => ParseErrorKind::ExpectedValue(tag),
+                b'k' | b'K' => ParseErrorKind::KeyOutsideStruct(tag),
+                _ => ParseErrorKind::UnexpectedComponent { context: "structured value", tag },
+            };
+            Err(ParseError::new(c.offset(), kind))
+        }
+    }
+}
+
+/// The error of a component where a key of a `kind` struct is due.
+#[cold]
+fn not_a_key(c: &Component<'_>, kind: StructKind) -> ParseError {
+    let tag = c.tag();
+    let kind = match tag {
+        b'k' | b'K' => ParseErrorKind::WrongKeyKind { tag, within: kind.name() },
+        b'_' | b'S' | b'D' => ParseErrorKind::ExpectedKey(tag),
+        _ => ParseErrorKind::UnexpectedComponent { context: kind.name(), tag },
+    };
+    ParseError::new(c.offset(), kind)
+}
+
+/// The entries of a sequence (`depth`: open structs, this one included).
+#[inline(always)]
+fn parse_sequence<'a, B: Build<'a>>(
+    content: &'a [u8],
+    content_offset: usize,
+    depth: usize,
+    b: &mut B,
+    side: &mut Side<'a>,
+) -> Result<B::Value, ParseError> {
+    let mut p = SignatureParser::with_offset(content, content_offset);
+    let entries = if B::COUNTS { p.count_tags(|t| t == b'k') } else { 0 };
+    let mut seq = b.open_seq(entries);
+    let mut last: Option<i32> = None;
+    while let Some(c) = p.next() {
+        let c = c?;
+        let Component::Integer { tag: b'k', value, offset } = c else {
+            return Err(not_a_key(&c, StructKind::Sequence));
+        };
+        if value < 0 {
+            return Err(ParseError::new(offset, ParseErrorKind::NegativeIndex(value)));
+        }
+        match last {
+            Some(prev) if prev == value => return Err(ParseError::new(offset, ParseErrorKind::DuplicateKey)),
+            Some(prev) if prev > value => return Err(ParseError::new(offset, ParseErrorKind::UnorderedKey)),
+            _ => {}
+        }
+        last = Some(value);
+        let key = value as usize;
+        b.integer_key(key);
+        let Some(v) = parse_value(&mut p, true, depth, b, side)? else {
+            return Err(ParseError::new(p.offset(), ParseErrorKind::MissingValue));
+        };
+        b.seq_entry(&mut seq, key, v);
+    }
+    Ok(b.close_seq(seq))
+}
+
+/// The entries of a dict (`depth`: open structs, this one included).
+#[inline(always)]
+fn parse_dict<'a, B: Build<'a>>(
+    content: &'a [u8],
+    content_offset: usize,
+    depth: usize,
+    b: &mut B,
+    side: &mut Side<'a>,
+) -> Result<B::Value, ParseError> {
+    let mut p = SignatureParser::with_offset(content, content_offset);
+    let entries = if B::COUNTS { p.count_tags(|t| t == b'K') } else { 0 };
+    let mut dict = b.open_dict(entries);
+    let mut last: Option<&[u8]> = None;
+    while let Some(c) = p.next() {
+        let c = c?;
+        let Component::Span { tag: b'K', content, offset, content_offset } = c else {
+            return Err(not_a_key(&c, StructKind::Dict));
+        };
+        let key = side.key(content, content_offset, offset)?;
+        if let Some(prev) = last {
+            match prev.cmp(content) {
+                std::cmp::Ordering::Less => {}
+                std::cmp::Ordering::Equal => return Err(ParseError::new(offset, ParseErrorKind::DuplicateKey)),
+                std::cmp::Ordering::Greater => return Err(ParseError::new(offset, ParseErrorKind::UnorderedKey)),
+            }
+        }
+        last = Some(content);
+        b.string_key(key);
+        let Some(v) = parse_value(&mut p, true, depth, b, side)? else {
+            return Err(ParseError::new(p.offset(), ParseErrorKind::MissingValue));
+        };
+        b.dict_entry(&mut dict, key, v);
+    }
+    Ok(b.close_dict(dict))
+}
+
+/// The spaces of an indent, written a slice at a time.
+const SPACES: &str = "                                                                ";
 
 /// IREE's `SipSignatureParser::ToStringVisitor`, byte for byte: the indent
 /// grows by two spaces when a struct opens; a key is written as indent +
@@ -286,18 +430,32 @@ pub fn visit_side<'a, V: SipVisitor<'a>>(content: &'a [u8], offset: usize, visit
 /// indent and writes indent + `]` or `}` + `,` + newline; a leaf writes
 /// `=raw(N),` + newline. String keys are written as they are (no quoting).
 ///
+/// It writes into any [`fmt::Write`] (a `String` by default, or a caller's
+/// `&mut String`, reused: no allocation of its own below 128 levels).
+///
 /// ```
 /// use fnabi_abi::sip::{ReferenceText, SipReader};
 /// let r = SipReader::new(b"I31!S27!k0D17!K4!bar_1K4!foo_0k1_2R1!").unwrap();
 /// let mut t = ReferenceText::new();
 /// r.visit_inputs(&mut t).unwrap();
 /// assert_eq!(t.as_str(), ":[\n  0:{\n    bar=raw(1),\n    foo=raw(0),\n  },\n  1=raw(2),\n],\n");
+///
+/// let mut mine = String::from("inputs");
+/// r.visit_inputs(&mut ReferenceText::with_writer(&mut mine)).unwrap();
+/// assert_eq!(mine, format!("inputs{}", t.as_str()));
 /// ```
 #[derive(Clone, Debug, Default)]
-pub struct ReferenceText {
-    s: String,
+pub struct ReferenceText<W = String> {
+    out: W,
     indent: usize,
-    close: Vec<u8>,
+    /// Open structs.
+    depth: usize,
+    /// Bit `i`: the struct open at level `i` (below 128) is a dict.
+    dicts: u128,
+    /// Levels 128 and deeper (only a hand-built structure goes there).
+    deeper: Vec<bool>,
+    /// A write failed (never, for a `String`).
+    failed: bool,
 }
 
 impl ReferenceText {
@@ -308,101 +466,168 @@ impl ReferenceText {
 
     /// The text so far.
     pub fn as_str(&self) -> &str {
-        &self.s
+        &self.out
     }
 
     /// Takes the text.
     pub fn into_string(self) -> String {
-        self.s
-    }
-
-    fn push_indent(&mut self) {
-        self.s.extend(std::iter::repeat_n(' ', self.indent));
+        self.out
     }
 }
 
-impl SipVisitor<'_> for ReferenceText {
+impl<W: fmt::Write> ReferenceText<W> {
+    /// A text written into `out` (for example a caller's `&mut String`).
+    pub fn with_writer(out: W) -> Self {
+        ReferenceText { out, indent: 0, depth: 0, dicts: 0, deeper: Vec::new(), failed: false }
+    }
+
+    /// The writer; `Err` when one of its writes failed.
+    pub fn into_inner(self) -> Result<W, fmt::Error> {
+        if self.failed { Err(fmt::Error) } else { Ok(self.out) }
+    }
+
+    fn put(&mut self, s: &str) {
+        self.failed |= self.out.write_str(s).is_err();
+    }
+
+    fn put_indent(&mut self) {
+        let mut n = self.indent;
+        while n > 0 {
+            let k = n.min(SPACES.len());
+            self.put(&SPACES[..k]);
+            n -= k;
+        }
+    }
+
+    fn put_number(&mut self, v: usize) {
+        let mut digits = [0u8; 20];
+        let mut i = digits.len();
+        let mut v = v;
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        for &d in &digits[i..] {
+            self.failed |= self.out.write_char(char::from(d)).is_err();
+        }
+    }
+}
+
+impl<W: fmt::Write> SipVisitor<'_> for ReferenceText<W> {
     fn integer_key(&mut self, key: usize) {
-        self.push_indent();
-        let _ = write!(self.s, "{key}");
+        self.put_indent();
+        self.put_number(key);
     }
 
     fn string_key(&mut self, key: &str) {
-        self.push_indent();
-        self.s.push_str(key);
+        self.put_indent();
+        self.put(key);
     }
 
     fn open(&mut self, kind: StructKind) {
         self.indent += 2;
-        let (open, close) = match kind {
-            StructKind::Sequence => (":[", b']'),
-            StructKind::Dict => (":{", b'}'),
-        };
-        self.close.push(close);
-        self.s.push_str(open);
-        self.s.push('\n');
+        let dict = kind == StructKind::Dict;
+        if self.depth < 128 {
+            self.dicts = (self.dicts & !(1 << self.depth)) | (u128::from(dict) << self.depth);
+        } else {
+            self.deeper.push(dict);
+        }
+        self.depth += 1;
+        self.put(if dict { ":{\n" } else { ":[\n" });
     }
 
     fn close(&mut self) {
         self.indent = self.indent.saturating_sub(2);
-        self.push_indent();
-        self.s.push(self.close.pop().map_or('?', char::from));
-        self.s.push_str(",\n");
+        self.put_indent();
+        let close = match self.depth.checked_sub(1) {
+            None => "?,\n",
+            Some(level) => {
+                self.depth = level;
+                let dict = if level < 128 { self.dicts >> level & 1 == 1 } else { self.deeper.pop().unwrap_or(false) };
+                if dict { "},\n" } else { "],\n" }
+            }
+        };
+        self.put(close);
     }
 
     fn leaf(&mut self, raw_index: usize) {
-        let _ = writeln!(self.s, "=raw({raw_index}),");
+        self.put("=raw(");
+        self.put_number(raw_index);
+        self.put("),\n");
     }
 }
 
-/// A struct being collected: its sequence or dict entries so far.
-type OpenStruct = (Vec<(usize, Structure)>, Vec<(Key, Structure)>, StructKind);
-
-/// Builds a [`Structure`] from visitor events (which the parser has validated).
-#[derive(Default)]
-struct Collector {
-    stack: Vec<OpenStruct>,
-    key: Option<PathKey>,
-    keys: Vec<Option<PathKey>>,
-    root: Option<Structure>,
+/// Keys already made, so that a key that repeats across structs (`bias`
+/// in every block) shares one allocation. Eight slots, replaced by the
+/// clock (second chance) rule, so keys that keep repeating stay.
+struct KeyCache<'a> {
+    slots: [Option<(&'a str, Key)>; 8],
+    used: [bool; 8],
+    hand: usize,
 }
 
-impl Collector {
-    fn attach(&mut self, s: Structure) {
-        match (self.stack.last_mut(), self.key.take()) {
-            (Some((seq, _, _)), Some(PathKey::Index(k))) => seq.push((k, s)),
-            (Some((_, dict, _)), Some(PathKey::Name(k))) => dict.push((k, s)),
-            _ => self.root = Some(s),
+impl<'a> KeyCache<'a> {
+    fn new() -> Self {
+        KeyCache { slots: Default::default(), used: [false; 8], hand: 0 }
+    }
+
+    fn get(&mut self, key: &'a str) -> Key {
+        for (i, slot) in self.slots.iter().enumerate() {
+            if let Some((k, shared)) = slot
+                && *k == key
+            {
+                self.used[i] = true;
+                return shared.clone();
+            }
         }
+        let made: Key = key.into();
+        while std::mem::take(&mut self.used[self.hand]) {
+            self.hand = (self.hand + 1) % self.slots.len();
+        }
+        self.slots[self.hand] = Some((key, made.clone()));
+        self.hand = (self.hand + 1) % self.slots.len();
+        made
     }
 }
 
-impl SipVisitor<'_> for Collector {
-    fn integer_key(&mut self, key: usize) {
-        self.key = Some(PathKey::Index(key));
-    }
+/// Builds [`Structure`]s: each struct's entries in one allocation of the
+/// exact size (counted first), each distinct key in one.
+struct Collector<'a> {
+    /// Made at the first key.
+    keys: Option<KeyCache<'a>>,
+}
 
-    fn string_key(&mut self, key: &str) {
-        self.key = Some(PathKey::Name(key.into()));
+impl<'a> Build<'a> for Collector<'a> {
+    type Value = Structure;
+    type Seq = Vec<(usize, Structure)>;
+    type Dict = Vec<(Key, Structure)>;
+    const COUNTS: bool = true;
+    fn leaf(&mut self, raw_index: usize) -> Structure {
+        Structure::Leaf(raw_index)
     }
-
-    fn open(&mut self, kind: StructKind) {
-        self.keys.push(self.key.take());
-        self.stack.push((Vec::new(), Vec::new(), kind));
+    fn open_seq(&mut self, entries: usize) -> Self::Seq {
+        Vec::with_capacity(entries)
     }
-
-    fn close(&mut self) {
-        if let Some((seq, dict, kind)) = self.stack.pop() {
-            self.key = self.keys.pop().flatten();
-            self.attach(match kind {
-                StructKind::Sequence => Structure::Sequence(seq),
-                StructKind::Dict => Structure::Dict(dict),
-            });
-        }
+    fn open_dict(&mut self, entries: usize) -> Self::Dict {
+        Vec::with_capacity(entries)
     }
-
-    fn leaf(&mut self, raw_index: usize) {
-        self.attach(Structure::Leaf(raw_index));
+    fn integer_key(&mut self, _: usize) {}
+    fn string_key(&mut self, _: &'a str) {}
+    fn seq_entry(&mut self, seq: &mut Self::Seq, key: usize, value: Structure) {
+        seq.push((key, value));
+    }
+    fn dict_entry(&mut self, dict: &mut Self::Dict, key: &'a str, value: Structure) {
+        dict.push((self.keys.get_or_insert_with(KeyCache::new).get(key), value));
+    }
+    fn close_seq(&mut self, seq: Self::Seq) -> Structure {
+        Structure::Sequence(seq)
+    }
+    fn close_dict(&mut self, dict: Self::Dict) -> Structure {
+        Structure::Dict(dict)
     }
 }
 
@@ -528,12 +753,10 @@ impl SipSignature {
     /// Parses a mangled SIP signature (see the module docs for what is rejected).
     pub fn parse(mangled: impl AsRef<[u8]>) -> Result<Self, ParseError> {
         let r = SipReader::new(mangled.as_ref())?;
-        let mut c = Collector::default();
-        r.visit_inputs(&mut c)?;
-        let inputs = c.root.take();
-        let mut c = Collector::default();
-        r.visit_results(&mut c)?;
-        Ok(SipSignature { inputs, results: c.root })
+        let mut c = Collector { keys: None };
+        let inputs = side(r.inputs.0, r.inputs.1, &mut c)?;
+        let results = side(r.results.0, r.results.1, &mut c)?;
+        Ok(SipSignature { inputs, results })
     }
 
     /// The inputs structure (`None`: no inputs).
@@ -568,15 +791,36 @@ impl SipSignature {
     pub fn results_reference(&self) -> String {
         reference_text(self.results.as_ref())
     }
+
+    /// Writes the reference text form of the inputs into `out` (no
+    /// allocation of its own).
+    pub fn write_inputs_reference(&self, out: &mut (impl fmt::Write + ?Sized)) -> fmt::Result {
+        write_reference_text(self.inputs.as_ref(), out)
+    }
+
+    /// Writes the reference text form of the results into `out` (no
+    /// allocation of its own).
+    pub fn write_results_reference(&self, out: &mut (impl fmt::Write + ?Sized)) -> fmt::Result {
+        write_reference_text(self.results.as_ref(), out)
+    }
 }
 
 /// The reference text form of one side (empty for an empty side).
 pub fn reference_text(side: Option<&Structure>) -> String {
-    let mut t = ReferenceText::new();
+    let mut t = String::new();
+    // Writing into a String cannot fail.
+    let _ = write_reference_text(side, &mut t);
+    t
+}
+
+/// Writes the reference text form of one side into `out` (nothing for an
+/// empty side).
+pub fn write_reference_text(side: Option<&Structure>, out: &mut (impl fmt::Write + ?Sized)) -> fmt::Result {
+    let mut t = ReferenceText::with_writer(out);
     if let Some(s) = side {
         visit_structure(s, &mut t);
     }
-    t.into_string()
+    t.into_inner().map(|_| ())
 }
 
 /// Writes `s` as a JSON string literal (also a valid Python literal).
@@ -862,6 +1106,240 @@ mod tests {
         assert_eq!(SipSignature::parse("R3!_0I1!").unwrap().to_mangled(), "I1!R3!_0");
     }
 
+    // The parser before issue 19's rewrite (iterative, a frame stack on the
+    // heap), kept as the specification the recursive one must match event
+    // for event and error for error.
+    /// One open struct of the parser.
+    struct SpecFrame<'a> {
+        parser: SignatureParser<'a>,
+        kind: StructKind,
+        last_int: Option<i32>,
+        last_str: Option<&'a [u8]>,
+        /// A key was read; its value is due.
+        key_pending: bool,
+    }
+
+    /// Parses the content of one side (`content` starts at absolute offset
+    /// `offset`) into `visitor`. Iterative: nesting costs heap, not stack, and is
+    /// bounded by [`MAX_DEPTH`].
+    fn spec_visit_side<'a, V: SipVisitor<'a>>(
+        content: &'a [u8],
+        offset: usize,
+        visitor: &mut V,
+    ) -> Result<(), ParseError> {
+        let err = |at: usize, kind| Err(ParseError::new(at, kind));
+        let mut top = SignatureParser::with_offset(content, offset);
+        let mut had_value = false;
+        let mut stack: Vec<SpecFrame<'a>> = Vec::new();
+        // (raw index, offset) of every leaf, for the duplicate check.
+        let mut raws: Vec<(u32, usize)> = Vec::new();
+        let mut ascending = true;
+        loop {
+            let (item, in_struct) = match stack.last_mut() {
+                Some(f) => (f.parser.next(), true),
+                None => (top.next(), false),
+            };
+            let c = match item {
+                None if in_struct => {
+                    let f = stack.pop().unwrap_or_else(|| unreachable!("in_struct"));
+                    if f.key_pending {
+                        return err(f.parser.offset(), ParseErrorKind::MissingValue);
+                    }
+                    visitor.close();
+                    continue;
+                }
+                None => break,
+                Some(c) => c?,
+            };
+            let tag = c.tag();
+            // A key is due inside a struct with no key pending.
+            if let Some(f) = stack.last_mut().filter(|f| !f.key_pending) {
+                match (f.kind, c) {
+                    (StructKind::Sequence, Component::Integer { tag: b'k', value, offset }) => {
+                        if value < 0 {
+                            return err(offset, ParseErrorKind::NegativeIndex(value));
+                        }
+                        match f.last_int {
+                            Some(p) if p == value => return err(offset, ParseErrorKind::DuplicateKey),
+                            Some(p) if p > value => return err(offset, ParseErrorKind::UnorderedKey),
+                            _ => {}
+                        }
+                        f.last_int = Some(value);
+                        f.key_pending = true;
+                        visitor.integer_key(value as usize);
+                    }
+                    (StructKind::Dict, Component::Span { tag: b'K', content, offset, .. }) => {
+                        let key = std::str::from_utf8(content)
+                            .map_err(|_| ParseError::new(offset, ParseErrorKind::NonUtf8Key))?;
+                        match f.last_str {
+                            Some(p) if p == content => return err(offset, ParseErrorKind::DuplicateKey),
+                            Some(p) if p > content => return err(offset, ParseErrorKind::UnorderedKey),
+                            _ => {}
+                        }
+                        f.last_str = Some(content);
+                        f.key_pending = true;
+                        visitor.string_key(key);
+                    }
+                    (kind, _) if tag == b'k' || tag == b'K' => {
+                        return err(c.offset(), ParseErrorKind::WrongKeyKind { tag, within: kind.name() });
+                    }
+                    (_, _) if matches!(tag, b'_' | b'S' | b'D') => {
+                        return err(c.offset(), ParseErrorKind::ExpectedKey(tag));
+                    }
+                    (kind, _) => {
+                        let context = if kind == StructKind::Sequence { "sequence" } else { "dict" };
+                        return err(c.offset(), ParseErrorKind::UnexpectedComponent { context, tag });
+                    }
+                }
+                continue;
+            }
+            // A value is due.
+            if !in_struct {
+                if had_value {
+                    return err(c.offset(), ParseErrorKind::MultipleValues);
+                }
+                had_value = true;
+            }
+            match c {
+                Component::Integer { tag: b'_', value, offset } => {
+                    if value < 0 {
+                        return err(offset, ParseErrorKind::NegativeIndex(value));
+                    }
+                    let raw = value as u32;
+                    if raws.last().is_some_and(|&(last, _)| last >= raw) {
+                        ascending = false;
+                    }
+                    raws.push((raw, offset));
+                    visitor.leaf(raw as usize);
+                }
+                Component::Span { tag: tag @ (b'S' | b'D'), content, content_offset, offset } => {
+                    if stack.len() >= MAX_DEPTH {
+                        return err(offset, ParseErrorKind::TooDeep(MAX_DEPTH));
+                    }
+                    let kind = if tag == b'S' { StructKind::Sequence } else { StructKind::Dict };
+                    visitor.open(kind);
+                    stack.push(SpecFrame {
+                        parser: SignatureParser::with_offset(content, content_offset),
+                        kind,
+                        last_int: None,
+                        last_str: None,
+                        key_pending: false,
+                    });
+                    // The value of the parent's key is this struct.
+                    if let Some(parent) = stack.len().checked_sub(2).map(|i| &mut stack[i]) {
+                        parent.key_pending = false;
+                    }
+                    continue;
+                }
+                _ if !in_struct && (tag == b'k' || tag == b'K') => {
+                    return err(c.offset(), ParseErrorKind::KeyOutsideStruct(tag));
+                }
+                _ if tag == b'k' || tag == b'K' => return err(c.offset(), ParseErrorKind::ExpectedValue(tag)),
+                _ => {
+                    return err(c.offset(), ParseErrorKind::UnexpectedComponent { context: "structured value", tag });
+                }
+            }
+            if let Some(f) = stack.last_mut() {
+                f.key_pending = false;
+            }
+        }
+        if !ascending {
+            raws.sort_unstable();
+            let dup = raws.windows(2).filter(|w| w[0].0 == w[1].0).map(|w| w[1]).min_by_key(|&(_, off)| off);
+            if let Some((raw, off)) = dup {
+                return err(off, ParseErrorKind::DuplicateRawIndex(raw));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every event, as text.
+    #[derive(Default, Debug, PartialEq)]
+    struct Events(Vec<String>);
+
+    impl<'a> SipVisitor<'a> for Events {
+        fn integer_key(&mut self, k: usize) {
+            self.0.push(format!("k{k}"));
+        }
+        fn string_key(&mut self, k: &'a str) {
+            self.0.push(format!("K{k}"));
+        }
+        fn open(&mut self, kind: StructKind) {
+            self.0.push(format!("open {}", kind.name()));
+        }
+        fn close(&mut self) {
+            self.0.push("close".into());
+        }
+        fn leaf(&mut self, i: usize) {
+            self.0.push(format!("_{i}"));
+        }
+    }
+
+    /// Random SIP-like text: valid structures with pieces dropped, repeated
+    /// or swapped (lengths recomputed so most inputs get past the lexer).
+    fn sip_text() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            (0i32..6).prop_map(|i| format!("_{i}")),
+            Just("_-1".to_string()),
+            Just("_2000".to_string()),
+            Just("_1999".to_string()),
+            Just("k0".to_string()),
+            Just("K2!a".to_string()),
+            Just("X1!".to_string()),
+        ];
+        leaf.prop_recursive(4, 40, 6, |inner| {
+            let key = prop_oneof![
+                (0i32..4).prop_map(|i| format!("k{i}")),
+                Just("k-1".to_string()),
+                proptest::sample::select(vec!["a", "b", "ab", "\u{e9}", "", "~"])
+                    .prop_map(|k| format!("K{}!{k}", k.len() + 1)),
+            ];
+            (
+                proptest::sample::select(vec!['S', 'D']),
+                proptest::collection::vec((proptest::option::weighted(0.9, key), inner), 0..4),
+            )
+                .prop_map(|(tag, entries)| {
+                    let body: String = entries.into_iter().map(|(k, v)| k.unwrap_or_default() + &v).collect();
+                    format!("{tag}{}!{body}", body.len() + 1)
+                })
+        })
+        .prop_flat_map(|v| (Just(v.clone()), proptest::collection::vec(0u8..6, 0..2)))
+        .prop_map(|(v, extra)| {
+            let mut side = v;
+            for e in extra {
+                side.push_str(["_7", "k1", "S1!", "?", "_0", "_3"][usize::from(e)]);
+            }
+            // `~` stands for a byte that is not UTF-8.
+            format!("I{}!{side}R1!", side.len() + 1).bytes().map(|b| if b == b'~' { 0xff } else { b }).collect()
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+        #[test]
+        fn parser_matches_its_specification(text in sip_text()) {
+            let content_end = text.len() - 3;
+            let content = &text[text.iter().position(|&b| b == b'!').unwrap() + 1..content_end];
+            let offset = content.as_ptr() as usize - text.as_ptr() as usize;
+            let mut got = Events::default();
+            let got_r = visit_side(content, offset, &mut got);
+            let mut want = Events::default();
+            let want_r = spec_visit_side(content, offset, &mut want);
+            proptest::prop_assert_eq!(&got_r, &want_r);
+            proptest::prop_assert_eq!(&got, &want);
+            let parsed = SipSignature::parse(&text);
+            proptest::prop_assert_eq!(parsed.as_ref().err(), want_r.as_ref().err());
+            if let Ok(sig) = parsed {
+                let mut replay = Events::default();
+                if let Some(s) = sig.inputs() {
+                    visit_structure(s, &mut replay);
+                }
+                proptest::prop_assert_eq!(replay, want);
+            }
+        }
+    }
+
     #[test]
     fn non_utf8_keys_are_rejected() {
         let sig = [b"I10!D7!K2!".as_slice(), &[0xff], b"_0R1!"].concat();
@@ -881,7 +1359,7 @@ mod tests {
         let bad = format!("I{}!{deeper}R1!", deeper.len() + 1);
         let e = SipSignature::parse(&bad).unwrap_err();
         assert_eq!(e.kind(), &ParseErrorKind::TooDeep(MAX_DEPTH));
-        // Deep input never overflows the stack (the parser is iterative).
+        // Deep input never overflows the stack (recursion stops at MAX_DEPTH).
         let mut huge = "_0".to_string();
         for _ in 0..2000 {
             huge = format!("S{}!k0{huge}", huge.len() + 3);

@@ -1,0 +1,203 @@
+//! Heap allocations of signature parsing (issue 19, P6), counted by a
+//! counting global allocator (its own test binary): none for the lexical
+//! walk, the zero-copy raw reader and the SIP visitor; at most one per
+//! variable-length list for the owned parses; none of their own for the
+//! human-readable form and the reference text written into a caller's
+//! `String`. On the ten signatures of the `signature` bench.
+
+use fnabi_abi::mangle::{Component, SignatureParser};
+use fnabi_abi::raw::{RawSignatureReader, RawTypeRef};
+use fnabi_abi::sip::{ReferenceText, SipReader, SipSignature, SipVisitor, StructKind};
+use fnabi_abi::structure::Structure;
+use fnabi_abi::{RawSignature, RawType};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::fmt::Write as _;
+
+#[path = "support/ten_signatures.rs"]
+mod ten_signatures;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+struct Counting;
+
+// SAFETY: forwards to the system allocator; only counts (per thread, so
+// tests running side by side do not see each other's allocations).
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|c| c.set(c.get() + 1));
+        // SAFETY: forwarded contract.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.with(|c| c.set(c.get() + 1));
+        // SAFETY: forwarded contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded contract.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// The allocations (and reallocations) `f` makes on this thread.
+fn allocations<T>(f: impl FnOnce() -> T) -> (usize, T) {
+    let before = ALLOCATIONS.with(Cell::get);
+    let out = f();
+    (ALLOCATIONS.with(Cell::get) - before, out)
+}
+
+fn walk(p: SignatureParser<'_>) -> usize {
+    let mut n = 0;
+    for c in p {
+        let c = c.unwrap();
+        n += 1;
+        if let Component::Span { tag, .. } = c
+            && tag != b'K'
+        {
+            n += c.nested().map_or(0, walk);
+        }
+    }
+    n
+}
+
+struct Count(usize);
+
+impl SipVisitor<'_> for Count {
+    fn integer_key(&mut self, _: usize) {
+        self.0 += 1;
+    }
+    fn string_key(&mut self, _: &str) {
+        self.0 += 1;
+    }
+    fn open(&mut self, _: StructKind) {
+        self.0 += 1;
+    }
+    fn close(&mut self) {
+        self.0 += 1;
+    }
+    fn leaf(&mut self, _: usize) {
+        self.0 += 1;
+    }
+}
+
+/// Lists of a structure with entries (each may take one allocation) and
+/// its dict keys (each may take one).
+fn lists_and_keys(s: &Structure) -> usize {
+    match s {
+        Structure::Leaf(_) => 0,
+        Structure::Sequence(c) => usize::from(!c.is_empty()) + c.iter().map(|(_, s)| lists_and_keys(s)).sum::<usize>(),
+        Structure::Dict(c) => usize::from(!c.is_empty()) + c.iter().map(|(_, s)| 1 + lists_and_keys(s)).sum::<usize>(),
+    }
+}
+
+#[test]
+fn walk_reader_and_visitor_allocate_nothing() {
+    for s in ten_signatures::ten() {
+        let m = s.mangled.as_bytes();
+        let (n, comps) = allocations(|| walk(SignatureParser::new(m)));
+        assert!(comps >= 2, "{}", s.name);
+        assert_eq!(n, 0, "walk of {}", s.name);
+        if s.raw {
+            let (n, dims) = allocations(|| {
+                let r = RawSignatureReader::new(m).unwrap();
+                let mut dims = 0;
+                for t in r.inputs().chain(r.results()) {
+                    if let RawTypeRef::Buffer(b) = t.unwrap() {
+                        dims += b.dims().count();
+                    }
+                }
+                dims
+            });
+            assert_eq!(n, 0, "zero-copy read of {}", s.name);
+            assert_eq!(s.mangled.contains('B'), dims > 0, "{}", s.name);
+        }
+        if s.sip {
+            let (n, events) = allocations(|| {
+                let r = SipReader::new(m).unwrap();
+                let mut v = Count(0);
+                r.visit_inputs(&mut v).unwrap();
+                r.visit_results(&mut v).unwrap();
+                v.0
+            });
+            assert_eq!(n, 0, "SIP visit of {}", s.name);
+            assert_eq!(s.name == "empty", events == 0);
+        }
+    }
+}
+
+#[test]
+fn owned_parses_allocate_at_most_once_per_list() {
+    for s in ten_signatures::ten() {
+        let m = s.mangled.as_str();
+        if s.raw {
+            let (n, sig) = allocations(|| RawSignature::parse(m).unwrap());
+            // The two item lists, and the dims of each buffer (kept in
+            // place up to rank 4).
+            let lists = usize::from(!sig.inputs.is_empty())
+                + usize::from(!sig.results.is_empty())
+                + sig
+                    .inputs
+                    .iter()
+                    .chain(&sig.results)
+                    .filter(|t| matches!(t, RawType::Buffer(b) if b.rank() > 0))
+                    .count();
+            assert!(n <= lists, "{}: {n} allocations for {lists} lists", s.name);
+            let big = sig.inputs.iter().chain(&sig.results).filter(|t| matches!(t, RawType::Buffer(b) if b.rank() > 4));
+            assert_eq!(n, usize::from(!sig.inputs.is_empty()) + usize::from(!sig.results.is_empty()) + big.count());
+        }
+        if s.sip {
+            let (n, sig) = allocations(|| SipSignature::parse(m).unwrap());
+            let lists = sig.inputs().map_or(0, lists_and_keys) + sig.results().map_or(0, lists_and_keys);
+            assert!(n <= lists, "{}: {n} allocations for {lists} lists and keys", s.name);
+        }
+    }
+    // Repeated keys share one allocation: 50 leaves under 10 blocks of 3
+    // keys each and 2 result keys make 23 lists, 15 distinct keys.
+    let m = ten_signatures::sip50();
+    let (n, _) = allocations(|| SipSignature::parse(&m).unwrap());
+    assert_eq!(n, 23 + 15);
+}
+
+#[test]
+fn human_form_and_reference_text_allocate_nothing_of_their_own() {
+    let mut out = String::with_capacity(4096);
+    for s in ten_signatures::ten() {
+        let m = s.mangled.as_str();
+        if s.raw {
+            let sig = RawSignature::parse(m).unwrap();
+            out.clear();
+            let (n, ()) = allocations(|| sig.write_human(&mut out));
+            assert_eq!(n, 0, "write_human of {}", s.name);
+            assert_eq!(out, sig.to_string());
+            out.clear();
+            let (n, r) = allocations(|| write!(out, "{sig}"));
+            r.unwrap();
+            assert_eq!(n, 0, "Display of {}", s.name);
+        }
+        if s.sip {
+            let r = SipReader::new(m.as_bytes()).unwrap();
+            out.clear();
+            let (n, r) = allocations(|| {
+                r.visit_inputs(&mut ReferenceText::with_writer(&mut out))?;
+                r.visit_results(&mut ReferenceText::with_writer(&mut out))
+            });
+            r.unwrap();
+            assert_eq!(n, 0, "reference text of {}", s.name);
+            let sig = SipSignature::parse(m).unwrap();
+            assert_eq!(out, sig.inputs_reference() + &sig.results_reference());
+            out.clear();
+            let (n, r) = allocations(|| {
+                sig.write_inputs_reference(&mut out)?;
+                sig.write_results_reference(&mut out)
+            });
+            r.unwrap();
+            assert_eq!(n, 0, "reference text of the parsed {}", s.name);
+        }
+    }
+}
