@@ -46,8 +46,8 @@ use std::str::FromStr;
 /// use fnabi_abi::mlir::{find_function, parse_functions, HeaderError};
 /// let src = "func.func @f(%v: vector<4xf32>) {\n  return\n}";
 /// match parse_functions(src).unwrap_err() {
-///     // `vector<4xf32>` starts at line 1, column 17
-///     HeaderError::Syntax { line, column, offset, .. } => assert_eq!((line, column, offset), (1, 17, 16)),
+///     // `vector<4xf32>` starts at byte 17: line 1, column 18
+///     HeaderError::Syntax { line, column, offset, .. } => assert_eq!((line, column, offset), (1, 18, 17)),
 ///     other => panic!("{other}"),
 /// }
 /// let e = find_function("func.func private @g() -> ()", "h").unwrap_err();
