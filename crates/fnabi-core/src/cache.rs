@@ -208,7 +208,6 @@ impl CacheEntry {
 /// compile writes its files before [`CacheEntry::publish`] moves its
 /// artifact into place; removed (with what is left in it) when dropped.
 /// [`clear`] removes those a killed process left behind.
-#[derive(Debug)]
 ///
 /// ```
 /// use fnabi_core::cache::StagingDir;
@@ -220,6 +219,7 @@ impl CacheEntry {
 /// drop(staging);
 /// assert!(!path.exists());
 /// ```
+#[derive(Debug)]
 pub struct StagingDir(PathBuf);
 
 impl StagingDir {

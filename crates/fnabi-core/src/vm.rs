@@ -321,7 +321,6 @@ impl fmt::Display for ShapeDisplay<'_> {
 /// convert between value types on access; fnabi refuses, so that a range
 /// error is reported where it arises), a ref list holds only refs of its
 /// type or empty (null) elements, a variant list holds anything.
-#[derive(Clone, Debug, PartialEq)]
 ///
 /// ```
 /// use fnabi_core::vm::{Variant, VmList};
@@ -336,6 +335,7 @@ impl fmt::Display for ShapeDisplay<'_> {
 /// assert_eq!(t.len(), 2);
 /// assert_eq!(t.get(1).and_then(Variant::as_list).map(VmList::len), Some(2));
 /// ```
+#[derive(Clone, Debug, PartialEq)]
 pub struct VmList<'a> {
     element_type: ListElementType,
     items: Vec<Variant<'a>>,
@@ -517,7 +517,6 @@ impl<'a> BufferView<'a> {
 /// `!hal.buffer`, …): a type name and a shared, type-erased payload that a
 /// runtime bridge defines. Two opaque refs are equal when they share the
 /// payload.
-#[derive(Clone)]
 ///
 /// ```
 /// use fnabi_core::vm::OpaqueRef;
@@ -527,6 +526,7 @@ impl<'a> BufferView<'a> {
 /// assert_eq!(fence.clone(), fence); // clones share the payload
 /// assert_ne!(OpaqueRef::new("!hal.fence", Box::new(7u32)), fence);
 /// ```
+#[derive(Clone)]
 pub struct OpaqueRef {
     inner: Arc<(Key, Box<dyn Any + Send + Sync>)>,
 }

@@ -155,7 +155,6 @@ impl AttrValue {
 }
 
 /// One `func.func` header.
-#[derive(Clone, Debug, PartialEq)]
 ///
 /// ```
 /// use fnabi_abi::mlir::find_function;
@@ -170,6 +169,7 @@ impl AttrValue {
 /// assert!(f.emits_c_interface());
 /// assert_eq!(f.abi_attributes().unwrap().raw_signature().unwrap(), None);
 /// ```
+#[derive(Clone, Debug, PartialEq)]
 pub struct FuncDecl {
     /// The symbol name, without `@`.
     pub name: String,

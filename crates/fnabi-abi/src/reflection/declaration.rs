@@ -11,7 +11,6 @@ use std::str::FromStr;
 
 /// How a function is invoked (`sync`/`async` in the declaration,
 /// `iree.abi.model` in the reflection).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 ///
 /// ```
 /// use fnabi_abi::reflection::{Declaration, InvocationModel};
@@ -20,6 +19,7 @@ use std::str::FromStr;
 /// let d = Declaration::parse("async func @f(%input0: tensor<4xf32>) -> (%output0: tensor<4xf32>)").unwrap();
 /// assert_eq!(d.model.fence_args(), 2); // a wait and a signal fence
 /// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum InvocationModel {
     /// A plain call.
     #[default]

@@ -466,7 +466,6 @@ impl FromStr for TypeRecord {
 
 /// The `iree.abi` reflection of one function: argument records `a`, result
 /// records `r`, and the version `v` (1, or absent).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 ///
 /// ```
 /// use fnabi_abi::reflection::FunctionReflection;
@@ -477,6 +476,7 @@ impl FromStr for TypeRecord {
 /// assert_eq!(f.to_string(), "(i32, scale: f32) -> (i32)");
 /// assert_eq!(f.arg_structure().unwrap().leaves.len(), 2);
 /// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct FunctionReflection {
     /// Argument records.
     pub a: Vec<TypeRecord>,
@@ -570,7 +570,6 @@ impl FromStr for FunctionReflection {
 
 /// Why an `iree.abi` record failed to parse: where (byte offset and JSON
 /// path, such as `a[0][2][1]`) and what was expected.
-#[derive(Clone, Debug, PartialEq, Eq)]
 ///
 /// ```
 /// use fnabi_abi::reflection::{FunctionReflection, ReflectionErrorKind};
@@ -580,6 +579,7 @@ impl FromStr for FunctionReflection {
 /// // the second "x" starts at byte 32 of the text
 /// assert_eq!(e.offset(), 32);
 /// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReflectionError {
     offset: usize,
     path: String,
