@@ -16,6 +16,13 @@ use std::fmt;
 
 /// A function's ABI attributes are inconsistent, malformed or of a version
 /// fnabi does not read; the message names the attribute.
+///
+/// ```
+/// use fnabi_abi::AbiAttributes;
+/// let e = AbiAttributes::from_pairs([("f", "I1!R1!")]).unwrap_err(); // no `fv`
+/// assert!(e.message().contains("fv"));
+/// assert!(e.to_string().starts_with("ABI attributes: "));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AttributeError {
     message: String,
@@ -50,6 +57,18 @@ pub const RAW_ABI_VERSIONS: [u32; 2] = [1, 2];
 pub const SIP_ABI_VERSION: u32 = 1;
 
 /// The ABI attributes of one function, checked.
+///
+/// ```
+/// use fnabi_abi::AbiAttributes;
+/// // f: one sint32 buffer of 4 in, one float64 scalar out
+/// let a = AbiAttributes::from_pairs([("abi", "sip"), ("abiv", "1"), ("fv", "1"), ("f", "I8!B5!t6d4R6!S3!t2")]).unwrap();
+/// assert_eq!(a.abi(), Some("sip"));
+/// assert_eq!((a.abi_version(), a.raw_version()), (Some(1), Some(1)));
+/// assert_eq!(a.raw_signature_str(), Some("I8!B5!t6d4R6!S3!t2"));
+/// assert_eq!(a.raw_signature().unwrap().unwrap().to_string(), "(Buffer<sint32[4]>) -> (float64)");
+/// assert_eq!(a.sip_signature().unwrap(), None);
+/// assert!(AbiAttributes::from_pairs([("fv", "1"), ("fv", "1")]).is_err()); // repeated
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AbiAttributes {
     abi: Option<String>,

@@ -6,6 +6,14 @@ use std::fmt;
 use std::str::FromStr;
 
 /// One register type of a calling convention.
+///
+/// ```
+/// use fnabi_abi::cconv::CconvType;
+/// assert_eq!(CconvType::from_code(b'F'), Some(CconvType::F64));
+/// assert_eq!(CconvType::I64.code(), 'I');
+/// assert_eq!(CconvType::from_code(b'x'), None);
+/// assert_eq!(CconvType::Ref.description(), "a ref or none (cconv `r`)");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CconvType {
     /// `i`: a 32-bit integer.
@@ -57,6 +65,19 @@ impl CconvType {
 }
 
 /// One item of a calling convention's argument or result list.
+///
+/// ```
+/// use fnabi_abi::cconv::{CallingConvention, CconvItem, CconvType};
+/// // one ref, then a variadic run of (i32, ref) pairs; no results
+/// let cc = CallingConvention::parse("0rCirD_v").unwrap();
+/// assert_eq!(cc.args(), &[
+///     CconvItem::Single(CconvType::Ref),
+///     CconvItem::Variadic(vec![CconvType::I32, CconvType::Ref]),
+/// ]);
+/// assert!(cc.results().is_empty());
+/// let built = CallingConvention::new(cc.args().to_vec(), vec![]);
+/// assert_eq!(built.to_string(), "0rCirD_v");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum CconvItem {
     /// One register.

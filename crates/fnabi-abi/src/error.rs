@@ -7,6 +7,15 @@ use std::fmt;
 /// Why a signature (mangled or human-readable) failed to parse.
 ///
 /// Every variant is reported together with a byte offset by [`ParseError`].
+///
+/// ```
+/// use fnabi_abi::cconv::CallingConvention;
+/// use fnabi_abi::ParseErrorKind;
+/// let e = CallingConvention::parse("1r_r").unwrap_err();
+/// assert_eq!((e.offset(), e.kind()), (0, &ParseErrorKind::Expected("calling convention version `0`")));
+/// let e = CallingConvention::parse("0rq_r").unwrap_err();
+/// assert_eq!((e.offset(), e.kind()), (2, &ParseErrorKind::UnknownName("q".into())));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ParseErrorKind {

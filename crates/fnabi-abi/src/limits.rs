@@ -21,6 +21,15 @@ pub const MAX_GAP_SLOTS: usize = 1 << 16;
 pub const MAX_RANK: usize = 64;
 
 /// What a byte limit bounds.
+///
+/// ```
+/// use fnabi_abi::limits::{check_bytes, max_bytes, parse_byte_size, ByteLimit};
+/// assert_eq!(ByteLimit::Call.env_var(), "FNABI_MAX_CALL_BYTES");
+/// assert_eq!(ByteLimit::File.flag(), "--max-file-bytes");
+/// assert_eq!(parse_byte_size("64K"), Some(64 * 1024));
+/// assert!(max_bytes(ByteLimit::Array) > 0);
+/// assert!(check_bytes(ByteLimit::Array, 0, || "nothing".into()).is_ok());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ByteLimit {
     /// One array fnabi allocates (a text splat, a raw input, a result).
@@ -73,6 +82,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A request for more bytes than a [`ByteLimit`] allows: refused before
 /// anything is allocated.
+///
+/// ```
+/// use fnabi_abi::limits::{check_bytes, ByteLimit};
+/// // no u64 limit admits 2^64 bytes
+/// let e = check_bytes(ByteLimit::Array, 1u128 << 64, || "an array of 2^61xf64".into()).unwrap_err();
+/// assert_eq!((e.requested, e.kind), (1u128 << 64, ByteLimit::Array));
+/// assert!(e.to_string().starts_with("an array of 2^61xf64 takes 18446744073709551616 bytes, over the limit of "));
+/// assert!(e.to_string().contains("FNABI_MAX_ARRAY_BYTES"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LimitError {
     /// What asked (`an array of 100000000000xf32`).

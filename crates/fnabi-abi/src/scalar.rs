@@ -9,6 +9,16 @@ use std::fmt;
 use std::str::FromStr;
 
 /// A scalar type code of the raw function ABI (`t` field, codes 0–11).
+///
+/// ```
+/// use fnabi_abi::ScalarType;
+/// assert_eq!(ScalarType::from_code(3), Some(ScalarType::BF16));
+/// assert_eq!(ScalarType::I16.code(), 5);
+/// assert_eq!(ScalarType::from_code(12), None);
+/// assert_eq!((ScalarType::U32.to_string(), format!("{:#}", ScalarType::U32)), ("uint32".into(), "u32".into()));
+/// assert_eq!("sint64".parse::<ScalarType>().unwrap().size(), 8);
+/// assert!(ScalarType::BF16.is_float() && ScalarType::U8.is_unsigned_int());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 #[repr(u8)]
 pub enum ScalarType {
@@ -488,6 +498,16 @@ mod sealed {
 ///
 /// Every bit pattern of these types' size is a valid value except for `bool`,
 /// which code that reads foreign memory as `bool` must check (0 or 1).
+///
+/// ```
+/// use fnabi_abi::{DType, Element};
+/// fn dtype_of<T: Element>(_: &[T]) -> DType {
+///     T::DTYPE
+/// }
+/// assert_eq!(dtype_of(&[1u16, 2]), DType::U16);
+/// assert_eq!(dtype_of(&[true]), DType::BOOL);
+/// assert_eq!(<half::bf16 as Element>::DTYPE.size(), 2);
+/// ```
 pub trait Element: Copy + Send + Sync + PartialEq + fmt::Debug + 'static + sealed::Sealed {
     /// The element type.
     const DTYPE: DType;

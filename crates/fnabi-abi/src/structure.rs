@@ -36,6 +36,19 @@ pub type Key = Arc<str>;
 /// Invariants (kept by every producer in this crate): sequence keys are
 /// strictly ascending (gaps allowed), dict keys strictly ascending by bytes,
 /// and each raw index appears in at most one leaf.
+///
+/// ```
+/// use fnabi_abi::structure::Structure;
+/// // [$0, _, {"k": $1}]: slot 1 is a gap
+/// let s = Structure::Sequence(vec![
+///     (0, Structure::Leaf(0)),
+///     (2, Structure::Dict(vec![("k".into(), Structure::Leaf(1))])),
+/// ]);
+/// assert_eq!(s.leaf_count(), 2);
+/// assert!(s.validate().is_ok());
+/// let paths: Vec<String> = s.leaves().map(|(p, _)| p.to_string()).collect();
+/// assert_eq!(paths, ["[0]", "[2][\"k\"]"]);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Structure {
     /// A raw argument/result index.
@@ -47,6 +60,13 @@ pub enum Structure {
 }
 
 /// One step of an index path.
+///
+/// ```
+/// use fnabi_abi::structure::PathKey;
+/// assert_eq!(PathKey::Index(3).to_string(), "[3]");
+/// assert_eq!(PathKey::Name("w".into()).to_string(), "[\"w\"]");
+/// assert!(PathKey::Index(9) < PathKey::Name("a".into())); // indices sort first
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PathKey {
     /// A sequence index.
@@ -66,6 +86,14 @@ impl fmt::Display for PathKey {
 
 /// The keys from the root to a node, printed like Python subscripts:
 /// `[0]["foo"]` (the root is `[]`... printed as the empty string).
+///
+/// ```
+/// use fnabi_abi::structure::{IndexPath, PathKey};
+/// assert_eq!(IndexPath::root().to_string(), "");
+/// let p = IndexPath(vec![PathKey::Name("layers".into()), PathKey::Index(0)]);
+/// assert_eq!(p.to_string(), "[\"layers\"][0]");
+/// assert_eq!(p.keys().len(), 2);
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct IndexPath(pub Vec<PathKey>);
 
@@ -153,6 +181,17 @@ pub struct StructureError {
 }
 
 /// What went wrong at the path of a [`StructureError`].
+///
+/// ```
+/// use fnabi_abi::structure::{Structure, StructureErrorKind};
+/// // the same raw index in two leaves
+/// let s = Structure::Sequence(vec![(0, Structure::Leaf(0)), (1, Structure::Leaf(0))]);
+/// let e = s.validate().unwrap_err();
+/// assert!(!matches!(e.kind(), StructureErrorKind::UnorderedKeys));
+/// // keys out of order
+/// let s = Structure::Sequence(vec![(1, Structure::Leaf(0)), (0, Structure::Leaf(1))]);
+/// assert_eq!(s.validate().unwrap_err().kind(), &StructureErrorKind::UnorderedKeys);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum StructureErrorKind {

@@ -27,6 +27,28 @@ use crate::value::{Dict, Key, Value};
 use fnabi_abi::structure::{IndexPath, PathKey};
 
 /// The parameters of a call, as the binder sees them.
+///
+/// A parameter list whose last parameter collects the other keywords (a
+/// Python `**kwargs`, the `sdict_kwargs` record):
+///
+/// ```
+/// use fnabi_core::bind::{bind_arguments, Parameters};
+/// use fnabi_core::{Dict, Value};
+/// /// `g(a, **rest)`
+/// struct G;
+/// impl Parameters for G {
+///     fn len(&self) -> usize { 2 }
+///     fn name(&self, i: usize) -> Option<&str> { (i == 0).then_some("a") }
+///     fn optional(&self, _: usize) -> bool { false }
+///     fn rest(&self) -> bool { true }
+/// }
+/// assert_eq!(G.find("a"), Some(0));
+/// let bound = bind_arguments(&G, vec![], [("b", Value::Int(2)), ("a", Value::Int(1))]).unwrap();
+/// let rest: Dict = [("b", Value::Int(2))].into_iter().collect();
+/// assert_eq!(bound, [Value::Int(1), Value::Dict(rest)]);
+/// // the collector takes no position
+/// assert!(bind_arguments(&G, vec![Value::Int(1), Value::Int(2)], [("c", Value::None)]).is_err());
+/// ```
 pub trait Parameters {
     /// How many there are (with the keyword collector of [`rest`](Parameters::rest)).
     fn len(&self) -> usize;

@@ -240,6 +240,22 @@ impl fmt::Display for BufferDescription {
 ///
 /// The byte offset never matters: a backend passes the address of element
 /// `[0, …, 0]` as the descriptor's aligned pointer (offset 0).
+///
+/// ```
+/// use fnabi_core::buffer::{oracle, BufferDescription, Cast, Decision, LayoutPreference};
+/// use fnabi_core::{Array, BufferType, Dim, DimOrder, ScalarType};
+/// let ty = BufferType::new(ScalarType::I32, [Dim::Dynamic, Dim::Dynamic]).unwrap();
+/// let a = Array::from_vec(&[2, 3], vec![0i32; 6]).unwrap();
+/// let t = BufferDescription::from_array(&a.permuted(&[1, 0]).unwrap()); // 3x2, strides [1, 3]
+/// // a strided callee takes the transpose as it is...
+/// let d = oracle(&ty, &t, &LayoutPreference::AnyStrided, Cast::Forbidden);
+/// assert!(matches!(d, Decision::AsIs { .. }));
+/// // ...one that needs the inner stride 1 (`strided<[?, 1]>`) needs a copy
+/// let inner_unit = LayoutPreference::Strides([None, Some(1)].into_iter().collect());
+/// let target = oracle(&ty, &t, &inner_unit, Cast::Forbidden).into_result().unwrap().unwrap();
+/// assert_eq!(target.strides(), &[2, 1]);
+/// assert_eq!(LayoutPreference::default(), LayoutPreference::Dense(DimOrder::RowMajor));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum LayoutPreference {
     /// Dense in this order.
@@ -265,6 +281,19 @@ impl Default for LayoutPreference {
 }
 
 /// Whether the oracle may convert the element type (never silently).
+///
+/// ```
+/// use fnabi_core::buffer::{oracle, BufferDescription, Cast, Decision, LayoutPreference};
+/// use fnabi_core::{Array, BufferType, DType, Dim, ScalarType};
+/// let ty = BufferType::new(ScalarType::F64, [Dim::Static(2)]).unwrap();
+/// let a = Array::from_vec(&[2], vec![1.0f32, 2.0]).unwrap();
+/// let desc = BufferDescription::from_array(&a);
+/// let pref = LayoutPreference::default();
+/// assert!(matches!(oracle(&ty, &desc, &pref, Cast::default()), Decision::Unsupported(_)));
+/// let target = oracle(&ty, &desc, &pref, Cast::Allowed).into_result().unwrap().unwrap();
+/// assert_eq!(target.dtype(), DType::F64);
+/// assert_eq!(target.storage_len(), 2 * 8);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Cast {
     /// A different element type is [`Unsupported`].
@@ -372,6 +401,26 @@ impl From<Unsupported> for Error {
 }
 
 /// The oracle's answer for one buffer.
+///
+/// ```
+/// use fnabi_core::buffer::{oracle, BufferDescription, Cast, Decision, LayoutPreference};
+/// use fnabi_core::{Array, BufferType, Dim, DimOrder, ScalarType};
+/// // Buffer<uint8[?x4x?]> and a dense 5x4x7 array: as it is, dynamic dims 5 and 7
+/// let ty = BufferType::new(ScalarType::U8, [Dim::Dynamic, Dim::Static(4), Dim::Dynamic]).unwrap();
+/// let a = Array::zeros(fnabi_core::DType::U8, &[5, 4, 7]).unwrap();
+/// let d = oracle(&ty, &BufferDescription::from_array(&a), &DimOrder::RowMajor.into(), Cast::Forbidden);
+/// assert!(matches!(d, Decision::AsIs { .. }));
+/// assert_eq!(d.dynamic_dims(), &[5, 7]);
+/// // column-major wanted: convert into a dense column-major buffer
+/// let d = oracle(&ty, &BufferDescription::from_array(&a), &DimOrder::ColumnMajor.into(), Cast::Forbidden);
+/// match d {
+///     Decision::Convert { target, dynamic_dims } => {
+///         assert_eq!(target.strides(), &[1, 5, 20]);
+///         assert_eq!(dynamic_dims.as_slice(), &[5, 7]);
+///     }
+///     other => panic!("{other:?}"),
+/// }
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
     /// Pass the buffer as it is (zero copy).

@@ -25,6 +25,16 @@ pub fn published_count() -> usize {
 }
 
 /// What a cache folder holds: artifacts named `{prefix}{KEY}.{extension}`.
+///
+/// ```
+/// use fnabi_core::cache::{ArtifactKind, CacheEntry};
+/// use std::path::Path;
+/// assert_eq!(ArtifactKind::SHARED_LIBRARY.extension(), "so");
+/// let e = CacheEntry::new(Path::new("/c"), "ab12", ArtifactKind::VMFB);
+/// assert_eq!(e.artifact, Path::new("/c/ab12.vmfb"));
+/// let e = CacheEntry::new(Path::new("/c"), "ab12", ArtifactKind::new("lib", "so"));
+/// assert_eq!(e.artifact, Path::new("/c/libab12.so"));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ArtifactKind {
     prefix: &'static str,
@@ -77,6 +87,35 @@ pub fn fnv1a_128(bytes: &[u8]) -> u128 {
 }
 
 /// One entry of a cache folder.
+///
+/// The life of an entry: build in a [`StagingDir`], publish under the
+/// lock, load checked, list, clear.
+///
+/// ```
+/// use fnabi_core::cache::{self, ArtifactKind, CacheEntry, StagingDir};
+/// let dir = std::env::temp_dir().join(format!("fnabi-doc-cache-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let kind = ArtifactKind::new("", "bin");
+/// let entry = CacheEntry::new(&dir, "k1", kind);
+/// assert!(entry.read_valid("source v1").is_none()); // not built yet
+/// {
+///     let _lock = entry.lock().unwrap();
+///     let staging = StagingDir::new(&dir, "k1").unwrap();
+///     let built = staging.path().join("out.bin");
+///     std::fs::write(&built, b"artifact").unwrap();
+///     entry.publish(&built, "source v1").unwrap();
+/// } // the staging folder is removed, the lock released
+/// assert_eq!(entry.read_valid("source v1").unwrap(), b"artifact");
+/// assert!(!entry.is_valid("source v2")); // another key text: not this entry
+/// let listed = cache::list(&dir, kind).unwrap();
+/// assert_eq!((listed.len(), listed[0].size, listed[0].intact), (1, 8, true));
+/// // a corrupted artifact is never loaded
+/// std::fs::write(&entry.artifact, b"artefact").unwrap();
+/// assert!(entry.read_valid("source v1").is_none());
+/// assert!(!cache::list(&dir, kind).unwrap()[0].intact);
+/// assert_eq!(cache::clear(&dir, kind).unwrap(), 1);
+/// std::fs::remove_dir_all(&dir).unwrap();
+/// ```
 #[derive(Clone, Debug)]
 pub struct CacheEntry {
     /// The artifact (`libKEY.so`, `KEY.vmfb`).
@@ -87,6 +126,18 @@ pub struct CacheEntry {
 }
 
 /// An exclusive hold on an entry's lock file, released when dropped.
+///
+/// ```
+/// use fnabi_core::cache::{ArtifactKind, CacheEntry};
+/// let dir = std::env::temp_dir().join(format!("fnabi-doc-lock-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let entry = CacheEntry::new(&dir, "k", ArtifactKind::VMFB);
+/// let held = entry.lock().unwrap();
+/// drop(held); // released: the next compile of this key may go on
+/// let _again = entry.lock().unwrap();
+/// # drop(_again);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
 #[derive(Debug)]
 pub struct EntryLock(File);
 
@@ -157,6 +208,17 @@ impl CacheEntry {
 /// compile writes its files before [`CacheEntry::publish`] moves its
 /// artifact into place; removed (with what is left in it) when dropped.
 /// [`clear`] removes those a killed process left behind.
+///
+/// ```
+/// use fnabi_core::cache::StagingDir;
+/// let parent = std::env::temp_dir();
+/// let staging = StagingDir::new(&parent, "key").unwrap();
+/// let path = staging.path().to_path_buf();
+/// assert!(path.is_dir());
+/// assert!(path.file_name().unwrap().to_str().unwrap().starts_with("tmp-key-"));
+/// drop(staging);
+/// assert!(!path.exists());
+/// ```
 #[derive(Debug)]
 pub struct StagingDir(PathBuf);
 
@@ -218,6 +280,19 @@ pub fn writable_dir(dir: &Path) -> PathBuf {
 }
 
 /// What [`list`] reports of one entry.
+///
+/// ```
+/// use fnabi_core::cache::{list, ArtifactKind};
+/// let dir = std::env::temp_dir().join(format!("fnabi-doc-list-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// // an artifact without its recorded sum is listed, but not intact
+/// std::fs::write(dir.join("libx.so"), b"1234").unwrap();
+/// let entries = list(&dir, ArtifactKind::SHARED_LIBRARY).unwrap();
+/// assert_eq!(entries.len(), 1);
+/// assert_eq!((entries[0].size, entries[0].intact), (4, false));
+/// assert_eq!(entries[0].artifact, dir.join("libx.so"));
+/// std::fs::remove_dir_all(&dir).unwrap();
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ListedEntry {
     /// The artifact's path.

@@ -37,6 +37,31 @@ use fnabi_abi::structure::{IndexPath, PathKey};
 ///
 /// Closures `FnMut(&[usize]) -> Result<Vec<Option<Array<'static>>>>`
 /// implement it; a backend implements it by calling the compiled function.
+///
+/// A struct allocator for `(Buffer<sint32[?]>, Buffer<sint32[?]>) ->
+/// (Buffer<sint32[?]>, Buffer<sint32[?]>)` — a concatenation (length
+/// `n + m`) and a result whose length only the data knows:
+///
+/// ```
+/// use fnabi_core::deferred::{plan_results, ResultAllocator, ResultSlot};
+/// use fnabi_core::{Array, DType, RawSignature};
+/// struct Concat { calls: usize }
+/// impl ResultAllocator for Concat {
+///     fn allocate_results(&mut self, dims: &[usize]) -> fnabi_core::Result<Vec<Option<Array<'static>>>> {
+///         self.calls += 1;
+///         Ok(vec![Some(Array::zeros(DType::I32, &[dims[0] + dims[1]])?), None])
+///     }
+/// }
+/// let sig = RawSignature::parse_human(
+///     "(Buffer<sint32[?]>, Buffer<sint32[?]>) -> (Buffer<sint32[?]>, Buffer<sint32[?]>)",
+/// )
+/// .unwrap();
+/// let mut alloc = Concat { calls: 0 };
+/// let slots = plan_results(&sig, &[&[3], &[5]], Some(&mut alloc)).unwrap();
+/// assert!(matches!(&slots[0], ResultSlot::Ready(a) if a.shape() == [8]));
+/// assert!(matches!(slots[1], ResultSlot::Deferred));
+/// assert_eq!(alloc.calls, 1);
+/// ```
 pub trait ResultAllocator {
     /// Allocates the dynamic results.
     fn allocate_results(&mut self, dynamic_input_dims: &[usize]) -> Result<Vec<Option<Array<'static>>>, Error>;
@@ -52,6 +77,19 @@ where
 }
 
 /// One result of a planned call.
+///
+/// ```
+/// use fnabi_core::deferred::{plan_results, ResultSlot};
+/// use fnabi_core::RawSignature;
+/// // every result's shape is static here: all are ready before the call
+/// let sig = RawSignature::parse_human("() -> (Buffer<float64[2x3]>, sint64)").unwrap();
+/// let slots = plan_results(&sig, &[], None).unwrap();
+/// match &slots[0] {
+///     ResultSlot::Ready(a) => assert_eq!((a.shape(), a.nbytes()), (&[2, 3][..], 2 * 3 * 8)),
+///     other => panic!("{other:?}"),
+/// }
+/// assert!(matches!(slots[1], ResultSlot::NotABuffer));
+/// ```
 #[derive(Debug)]
 pub enum ResultSlot {
     /// Pre-allocated: the callee writes into it.

@@ -211,6 +211,15 @@ impl From<DimOutOfRange> for Error {
 }
 
 /// Which values of a call a [`CallError`]'s path indexes.
+///
+/// ```
+/// use fnabi_core::error::{CallError, CallErrorKind, CallSide};
+/// use fnabi_core::{IndexPath, PathKey};
+/// let kind = CallErrorKind::Rank { expected: 2, got: 1 };
+/// let at = |side| CallError::new(side, IndexPath(vec![PathKey::Index(0)]), kind.clone()).to_string();
+/// assert_eq!(at(CallSide::Argument), "argument [0]: rank: expected 2, got 1");
+/// assert_eq!(at(CallSide::Result), "result [0]: rank: expected 2, got 1");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CallSide {
     /// The arguments: the path's first key is the argument (its position,
@@ -269,6 +278,18 @@ pub struct CallError {
 }
 
 /// What is wrong with a value of a call, with expected and got as typed values.
+///
+/// ```
+/// use fnabi_core::error::{CallError, CallErrorKind};
+/// use fnabi_core::DType;
+/// let e = CallError::at_argument(2, CallErrorKind::Dtype { expected: DType::F32, got: DType::F64 });
+/// assert_eq!(e.to_string(), "argument [2]: element type: expected f32, got f64");
+/// assert_eq!(e.expected_got(), Some(("f32".to_string(), "f64".to_string())));
+/// let e = CallError::argument(CallErrorKind::UnknownKeyword("beta".into()));
+/// assert_eq!(e.to_string(), "unexpected keyword argument \"beta\"");
+/// let e = CallError::result(CallErrorKind::Arity { expected: 2, at_least: false, got: 1 });
+/// assert_eq!(e.to_string(), "wrong number of results: expected 2, got 1");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CallErrorKind {

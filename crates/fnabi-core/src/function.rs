@@ -27,6 +27,50 @@ use std::sync::Arc;
 /// what the function's signature states before native code runs (see
 /// [`Function`] for what that is and is not), calls, and returns owned
 /// results.
+///
+/// A backend that negates one `i64`, taken by position or as keyword `x`:
+///
+/// ```
+/// use fnabi_core::function::{Backend, PreparedBackend};
+/// use fnabi_core::{Dict, Error, Function, Value};
+///
+/// struct Neg;
+/// impl PreparedBackend for Neg {
+///     fn call(&mut self, args: Vec<Value<'_>>, kw: Dict<'_>) -> Result<Value<'static>, Error> {
+///         let mut xs = Vec::new();
+///         for a in args {
+///             xs.push(i64::try_from(a)?);
+///         }
+///         for (key, value) in kw {
+///             if &*key != "x" {
+///                 return Err(Error::invalid_argument(format!("unexpected keyword {key}")));
+///             }
+///             xs.push(i64::try_from(value)?);
+///         }
+///         let [x] = <[i64; 1]>::try_from(xs).map_err(|_| Error::invalid_argument("neg takes one argument, x"))?;
+///         Ok(Value::from(-x))
+///     }
+///     fn call_bound(&mut self, inputs: &Value<'_>) -> Result<Value<'static>, Error> {
+///         self.call(inputs.as_sequence().unwrap_or_default().to_vec(), Dict::new())
+///     }
+/// }
+/// impl Backend for Neg {
+///     fn name(&self) -> &str { "neg" }
+///     fn describe(&self) -> String { "neg(x: i64) -> i64".into() }
+///     fn call(&self, args: Vec<Value<'_>>, kw: Dict<'_>) -> Result<Value<'static>, Error> {
+///         PreparedBackend::call(&mut Neg, args, kw)
+///     }
+///     fn prepare(&self) -> Box<dyn PreparedBackend + '_> { Box::new(Neg) }
+/// }
+///
+/// let neg = Function::new(Neg);
+/// assert_eq!(neg.name(), "neg");
+/// assert_eq!(neg.call([Value::from(5i64)]).unwrap(), Value::from(-5i64));
+/// let mut kw = Dict::new();
+/// kw.insert("x", Value::from(7i64));
+/// assert_eq!(neg.call_kw(vec![], kw).unwrap(), Value::from(-7i64));
+/// assert!(neg.call([]).is_err()); // arity is the backend's to check
+/// ```
 pub trait Backend: Send + Sync {
     /// The function's name.
     fn name(&self) -> &str;
@@ -50,6 +94,46 @@ pub trait Backend: Send + Sync {
 }
 
 /// A prepared call of a [`Backend`] (see [`Backend::prepare`]).
+///
+/// A prepared state keeps whatever it reuses between calls; this one
+/// keeps a scratch vector (and counts its calls, to show it is the same
+/// state each time):
+///
+/// ```
+/// use fnabi_core::function::{Backend, PreparedBackend};
+/// use fnabi_core::{Dict, Error, Function, Value};
+///
+/// #[derive(Default)]
+/// struct SumState { scratch: Vec<f64>, calls: usize }
+/// impl PreparedBackend for SumState {
+///     fn call(&mut self, args: Vec<Value<'_>>, _: Dict<'_>) -> Result<Value<'static>, Error> {
+///         self.calls += 1;
+///         self.scratch.clear();
+///         for a in &args {
+///             self.scratch.push(f64::try_from(a)?);
+///         }
+///         Ok(Value::Tuple(vec![Value::from(self.scratch.iter().sum::<f64>()), Value::from(self.calls as i64)]))
+///     }
+///     fn call_bound(&mut self, inputs: &Value<'_>) -> Result<Value<'static>, Error> {
+///         self.call(inputs.as_sequence().unwrap_or_default().to_vec(), Dict::new())
+///     }
+/// }
+/// struct Sum;
+/// impl Backend for Sum {
+///     fn name(&self) -> &str { "sum" }
+///     fn describe(&self) -> String { "sum(*f64) -> (f64, i64)".into() }
+///     fn call(&self, args: Vec<Value<'_>>, kw: Dict<'_>) -> Result<Value<'static>, Error> {
+///         SumState::default().call(args, kw)
+///     }
+///     fn prepare(&self) -> Box<dyn PreparedBackend + '_> { Box::new(SumState::default()) }
+/// }
+///
+/// let sum = Function::new(Sum);
+/// let mut p = sum.prepare();
+/// p.call([Value::from(1.0), Value::from(2.0)]).unwrap();
+/// let out = p.call([Value::from(0.25), Value::from(0.5), Value::from(1.0)]).unwrap();
+/// assert_eq!(out, Value::Tuple(vec![Value::Float(1.75), Value::from(2i64)])); // second call
+/// ```
 pub trait PreparedBackend: Send {
     /// Calls the function, reusing this state's scratch memory.
     fn call(&mut self, args: Vec<Value<'_>>, kwargs: Dict<'_>) -> Result<Value<'static>, Error>;

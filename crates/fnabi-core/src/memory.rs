@@ -58,6 +58,20 @@ fn round_up(len: usize) -> Result<usize, Error> {
 /// from (see the module docs). When a scope needs more than the chunk, the
 /// excess comes from extra chunks for that scope, and the next scope starts
 /// with one chunk big enough for everything the largest scope used.
+///
+/// ```
+/// use fnabi_core::memory::Arena;
+/// let mut arena = Arena::new();
+/// assert_eq!(arena.capacity(), 0);
+/// {
+///     let scope = arena.scope();
+///     let a = scope.alloc_bytes(100).unwrap(); // rounded up to 128
+///     a.fill(1);
+///     assert_eq!(scope.used(), 128);
+/// }
+/// // the first scope spilled; the next one finds a chunk big enough
+/// assert!(arena.capacity() >= 128);
+/// ```
 pub struct Arena {
     chunk: HostBuffer,
     base: *mut u8,
@@ -118,6 +132,20 @@ impl std::fmt::Debug for Arena {
 /// all. Memory handed out holds whatever an earlier scope left there
 /// (initialized bytes, unspecified values) — except bool arrays, which are
 /// zeroed so they hold valid values.
+///
+/// ```
+/// use fnabi_core::memory::Arena;
+/// use fnabi_core::{DType, DimOrder};
+/// let mut arena = Arena::with_capacity(1024).unwrap();
+/// let scope = arena.scope();
+/// let a = scope.alloc_bytes(10).unwrap();
+/// let b = scope.alloc_bytes(10).unwrap();
+/// assert_eq!(b.as_ptr() as usize - a.as_ptr() as usize, 64); // 10 rounds up to 64
+/// let mut m = scope.alloc_dense(DType::F32, &[2, 3], DimOrder::RowMajor).unwrap();
+/// m.as_mut_slice::<f32>().unwrap().copy_from_slice(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+/// assert_eq!(m.get::<f32>(&[1, 2]).unwrap(), 6.0);
+/// assert_eq!(scope.used(), 64 + 64 + 64); // 24 bytes of f32 also round up to 64
+/// ```
 pub struct ArenaScope<'a> {
     base: *mut u8,
     cap: usize,
@@ -295,6 +323,16 @@ impl RingInner {
 
 /// A completion marker for one generation of a [`RingBuffer`]: signalling it
 /// completes that generation and every earlier one (a timeline).
+///
+/// ```
+/// use fnabi_core::memory::RingBuffer;
+/// let ring = RingBuffer::new(128).unwrap();
+/// let first = ring.submit();
+/// let second = ring.submit();
+/// assert_eq!(second.generation(), first.generation() + 1);
+/// second.signal(); // completes the first generation too
+/// assert!(first.is_signalled() && second.is_signalled());
+/// ```
 #[derive(Clone)]
 pub struct Fence {
     ring: Arc<RingInner>,
@@ -442,6 +480,19 @@ impl std::fmt::Debug for RingBuffer {
 /// Memory from a [`RingBuffer`]: usable through this handle until it is
 /// dropped; the range is reused only after that *and* after its
 /// generation's fence is signalled (a callee may still be using it).
+///
+/// ```
+/// use fnabi_core::memory::RingBuffer;
+/// use fnabi_core::DType;
+/// let ring = RingBuffer::new(256).unwrap();
+/// let mut block = ring.try_alloc(16).unwrap();
+/// assert_eq!((block.len(), block.generation()), (16, 0));
+/// let mut a = block.array(DType::I32, &[2, 2], None, 0).unwrap();
+/// a.as_mut_slice::<i32>().unwrap().copy_from_slice(&[1, 2, 3, 4]);
+/// assert_eq!(a.get::<i32>(&[1, 0]).unwrap(), 3);
+/// // little-endian bytes of 1i32 are 1, 0, 0, 0
+/// assert_eq!(&block.as_slice()[..4], &[1, 0, 0, 0]);
+/// ```
 pub struct RingBlock {
     ring: Arc<RingInner>,
     id: u64,
@@ -579,6 +630,15 @@ impl<T: Element> std::fmt::Debug for Ptr<'_, T> {
 }
 
 /// A writable, typed pointer into a [`MutableByteBuffer`].
+///
+/// ```
+/// use fnabi_core::memory::MutableByteBuffer;
+/// let mut b = MutableByteBuffer::zeroed(8).unwrap();
+/// let mut p = b.ptr_mut::<u16>(2).unwrap();
+/// assert_eq!(p.get(), 0);
+/// p.set(0x0102);
+/// assert_eq!(&b.as_bytes()[2..4], &[0x02, 0x01]); // little-endian
+/// ```
 pub struct PtrMut<'a, T: Element> {
     p: NonNull<T>,
     _m: PhantomData<&'a mut T>,
@@ -603,6 +663,19 @@ impl<T: Element> PtrMut<'_, T> {
 /// contents, or a read-only mapping of a file. Cloning shares it; arrays
 /// made from it share it too (and are never writable through it while the
 /// buffer is held).
+///
+/// ```
+/// use fnabi_core::memory::ByteBuffer;
+/// use fnabi_core::DType;
+/// let bytes: Vec<u8> = [1i16, 2, 3, 4, 5, 6].iter().flat_map(|v| v.to_le_bytes()).collect();
+/// let b = ByteBuffer::copy_from_slice(&bytes).unwrap();
+/// assert_eq!(b.len(), 12);
+/// // a 2x3 array over it, read column-major by strides (1, 2)
+/// let a = b.array(DType::I16, &[2, 3], Some(&[1, 2]), 0).unwrap();
+/// assert_eq!(a.get::<i16>(&[1, 2]).unwrap(), 6);
+/// assert_eq!(a.get::<i16>(&[0, 1]).unwrap(), 3);
+/// assert!(!a.is_writable()); // read-only memory
+/// ```
 #[derive(Clone, Debug)]
 pub struct ByteBuffer {
     buf: Arc<HostBuffer>,
@@ -696,6 +769,19 @@ impl ByteBuffer {
 /// Read-write host memory (the notes' `mutable_byte_buffer`): zeroed heap
 /// (or, when large, huge-page-advised anonymous) memory, or a shared
 /// writable mapping of a file.
+///
+/// ```
+/// use fnabi_core::memory::MutableByteBuffer;
+/// use fnabi_core::DType;
+/// let mut b = MutableByteBuffer::zeroed(4 * 4).unwrap();
+/// {
+///     let mut a = b.array_mut(DType::F32, &[4], None, 0).unwrap();
+///     a.as_mut_slice::<f32>().unwrap().copy_from_slice(&[0.5, 1.5, 2.5, 3.5]);
+/// }
+/// assert_eq!(b.ptr::<f32>(12).unwrap().get(), 3.5);
+/// let frozen = b.freeze(); // read-only from here on, same bytes
+/// assert_eq!(frozen.ptr::<f32>(4).unwrap().get(), 1.5);
+/// ```
 #[derive(Debug)]
 pub struct MutableByteBuffer {
     buf: HostBuffer,

@@ -21,6 +21,16 @@ struct State {
 }
 
 /// A running compile's progress line (a no-op off a terminal).
+///
+/// ```
+/// use fnabi_core::progress::Progress;
+/// // what a compiling backend does; nothing shows unless stderr is a
+/// // terminal and the compile takes longer than a second
+/// let progress = Progress::start("model.mlir");
+/// progress.stage("mlir-opt");
+/// progress.stage("llc");
+/// drop(progress); // the compile ended: the line (if any) is erased
+/// ```
 pub struct Progress {
     shared: Option<Arc<(Mutex<State>, Condvar)>>,
     thread: Option<std::thread::JoinHandle<()>>,

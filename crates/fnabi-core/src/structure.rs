@@ -48,6 +48,23 @@ pub fn kind_with_article(v: &Value<'_>) -> &'static str {
 
 /// One-off operations of a [`Structure`] on host values (each compiles a
 /// [`Plan`]: compile one yourself to flatten or unflatten many values).
+///
+/// ```
+/// use fnabi_core::structure::{Structure, StructureExt};
+/// use fnabi_core::Value;
+/// // ($1, {"w": $0}): leaves come out in raw order, $0 first
+/// let s = Structure::Sequence(vec![
+///     (0, Structure::Leaf(1)),
+///     (1, Structure::Dict(vec![("w".into(), Structure::Leaf(0))])),
+/// ]);
+/// let v = Value::Tuple(vec![Value::Int(10), Value::dict([("w", Value::Int(20))])]);
+/// let leaves: Vec<Value> = s.flatten(&v).unwrap().into_iter().cloned().collect();
+/// assert_eq!(leaves, [Value::Int(20), Value::Int(10)]);
+/// let back = s.unflatten(leaves).unwrap();
+/// assert_eq!(back.get("w"), None); // the root is a sequence
+/// assert_eq!(back.as_sequence().unwrap()[1].get("w"), Some(&Value::Int(20)));
+/// assert!(s.flatten(&Value::Int(1)).is_err()); // not a sequence
+/// ```
 pub trait StructureExt {
     /// Compiles this structure into a [`Plan`] for repeated flatten/unflatten.
     fn plan(&self) -> Result<Plan, StructureError>;

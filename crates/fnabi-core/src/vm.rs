@@ -35,6 +35,13 @@ use std::fmt;
 use std::sync::Arc;
 
 /// A VM value type (`iree_vm_value_type_t`).
+///
+/// ```
+/// use fnabi_core::vm::{ValueType, Variant};
+/// assert_eq!(ValueType::I64.name(), "i64");
+/// assert!(ValueType::I8.is_integer() && !ValueType::F32.is_integer());
+/// assert_eq!(Variant::F64(0.5).value_type(), Some(ValueType::F64));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ValueType {
     /// 8-bit integer.
@@ -77,6 +84,14 @@ impl fmt::Display for ValueType {
 }
 
 /// The type of a VM reference.
+///
+/// ```
+/// use fnabi_core::vm::{RefType, Variant, VmList};
+/// assert_eq!(RefType::BufferView.to_string(), "!hal.buffer_view");
+/// assert_eq!(RefType::Opaque("!hal.fence".into()).to_string(), "!hal.fence");
+/// assert_eq!(Variant::list(VmList::variants(0)).ref_type(), Some(RefType::List));
+/// assert_eq!(Variant::I32(1).ref_type(), None);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum RefType {
     /// `!vm.list<…>` (`!util.list` in the compiler's input).
@@ -98,6 +113,17 @@ impl fmt::Display for RefType {
 }
 
 /// The element type of a [`VmList`].
+///
+/// ```
+/// use fnabi_core::vm::{ListElementType, RefType, ValueType, Variant, VmList};
+/// assert_eq!(ListElementType::Variant.to_string(), "?");
+/// assert_eq!(ListElementType::Ref(RefType::BufferView).to_string(), "!hal.buffer_view");
+/// let views = VmList::new(ListElementType::Ref(RefType::BufferView));
+/// assert!(views.accepts(&Variant::None)); // a null element
+/// assert!(!views.accepts(&Variant::I32(0)));
+/// let floats = VmList::new(ListElementType::Value(ValueType::F32));
+/// assert!(floats.accepts(&Variant::F32(1.0)) && !floats.accepts(&Variant::F64(1.0)));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ListElementType {
     /// Any variant (`list<?>`): a tuple in the native ABI.
@@ -121,6 +147,16 @@ impl fmt::Display for ListElementType {
 
 /// A VM variant: the element of a list and the unit of function arguments
 /// and results.
+///
+/// ```
+/// use fnabi_core::vm::Variant;
+/// let v = Variant::I16(-3);
+/// assert_eq!(v.as_i64(), Some(-3));
+/// assert_eq!(v.to_string(), "i16 -3");
+/// assert_eq!(Variant::F32(2.5).as_f64(), Some(2.5));
+/// assert_eq!(Variant::F32(1.0).to_string(), "f32 1.0");
+/// assert_eq!(Variant::None.type_description(), "none");
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum Variant<'a> {
     /// Empty: no value, or a null reference.
@@ -142,6 +178,15 @@ pub enum Variant<'a> {
 }
 
 /// A reference held by a [`Variant`].
+///
+/// ```
+/// use fnabi_core::vm::{BufferView, Variant, VmRef};
+/// use fnabi_core::Array;
+/// let view = BufferView::new(Array::from_vec(&[1, 4], vec![1.0f32, 2.0, 3.0, 4.0]).unwrap()).unwrap();
+/// let v = Variant::buffer_view(view);
+/// assert!(matches!(&v, Variant::Ref(VmRef::BufferView(b)) if b.shape() == [1, 4]));
+/// assert_eq!(v.type_description(), "buffer_view f32[1x4]");
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum VmRef<'a> {
     /// A list.
@@ -276,6 +321,20 @@ impl fmt::Display for ShapeDisplay<'_> {
 /// convert between value types on access; fnabi refuses, so that a range
 /// error is reported where it arises), a ref list holds only refs of its
 /// type or empty (null) elements, a variant list holds anything.
+///
+/// ```
+/// use fnabi_core::vm::{Variant, VmList};
+/// // a string in the native ABI is a list<i8> of its bytes
+/// let s = VmList::from_bytes(b"hi");
+/// assert_eq!(s.to_string(), "list<i8>[i8 104, i8 105]"); // 'h' = 104, 'i' = 105
+/// assert_eq!(s.to_bytes().unwrap(), b"hi");
+/// // a tuple is a list<?> of anything
+/// let mut t = VmList::variants(2);
+/// t.push(Variant::I32(1)).unwrap();
+/// t.push(Variant::list(s)).unwrap();
+/// assert_eq!(t.len(), 2);
+/// assert_eq!(t.get(1).and_then(Variant::as_list).map(VmList::len), Some(2));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct VmList<'a> {
     element_type: ListElementType,
@@ -387,6 +446,17 @@ impl fmt::Display for VmList<'_> {
 ///
 /// The payload is a C-contiguous [`Array`], so a host array that is already
 /// dense becomes a buffer view without a copy.
+///
+/// ```
+/// use fnabi_core::vm::BufferView;
+/// use fnabi_core::Array;
+/// let a = Array::from_vec(&[2, 2], vec![1u8, 2, 3, 4]).unwrap();
+/// let t = a.permuted(&[1, 0]).unwrap(); // the transpose: not row-major
+/// assert!(BufferView::new(t.clone()).is_err());
+/// let view = BufferView::from_array(t).unwrap(); // copies to dense
+/// assert_eq!(view.bytes(), &[1, 3, 2, 4]);
+/// assert_eq!(view.shape(), &[2, 2]);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct BufferView<'a> {
     array: Array<'a>,
@@ -447,6 +517,15 @@ impl<'a> BufferView<'a> {
 /// `!hal.buffer`, …): a type name and a shared, type-erased payload that a
 /// runtime bridge defines. Two opaque refs are equal when they share the
 /// payload.
+///
+/// ```
+/// use fnabi_core::vm::OpaqueRef;
+/// let fence = OpaqueRef::new("!hal.fence", Box::new(7u32));
+/// assert_eq!(&**fence.type_name(), "!hal.fence");
+/// assert_eq!(fence.payload().downcast_ref::<u32>(), Some(&7));
+/// assert_eq!(fence.clone(), fence); // clones share the payload
+/// assert_ne!(OpaqueRef::new("!hal.fence", Box::new(7u32)), fence);
+/// ```
 #[derive(Clone)]
 pub struct OpaqueRef {
     inner: Arc<(Key, Box<dyn Any + Send + Sync>)>,

@@ -12,6 +12,15 @@ use fnabi_core::value::Value;
 use half::{bf16, f16};
 
 /// A scalar of an exact MLIR type (an argument or a result).
+///
+/// ```
+/// use fnabi_mlir::{ElementType, Scalar};
+/// use fnabi_core::Value;
+/// assert_eq!(Scalar::Index(7).element_type(), ElementType::Index);
+/// assert_eq!(Scalar::U8(200).to_value().unwrap(), Value::Int(200));
+/// assert_eq!(Scalar::BF16(half::bf16::from_f32(0.5)).to_value().unwrap(), Value::Float(0.5));
+/// assert!(Scalar::U64(u64::MAX).to_value().is_err()); // above i64::MAX
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Scalar {
     /// `i1`.
@@ -201,6 +210,16 @@ impl RegKind {
 }
 
 /// One argument of a raw call.
+///
+/// ```
+/// use fnabi_mlir::Arg;
+/// use fnabi_core::{Array, Value};
+/// assert!(matches!(Arg::from_value(&Value::Int(3)).unwrap(), Arg::Int(3)));
+/// assert!(matches!(Arg::from_value(&Value::Bool(true)).unwrap(), Arg::Bool(true)));
+/// let v = Value::from(Array::from_vec(&[2], vec![1.0f32, 2.0]).unwrap());
+/// assert!(matches!(Arg::from_value(&v).unwrap(), Arg::Array(a) if a.shape() == [2]));
+/// assert!(Arg::from_value(&Value::from("text")).is_err()); // no MLIR type takes a string
+/// ```
 #[derive(Debug)]
 pub enum Arg<'a, 'b> {
     /// An array the callee only reads (a memref argument, or a rank-0 array

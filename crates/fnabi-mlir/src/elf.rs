@@ -20,6 +20,54 @@ use fnabi_core::error::{ParseError, ParseErrorKind};
 pub const CIFACE_PREFIX: &str = "_mlir_ciface_";
 
 /// What a symbol names (`STT_*`).
+///
+/// ```
+/// use fnabi_mlir::elf::{ElfFile, SymbolKind};
+/// # // A minimal little-endian ELF64: a .dynsym of (name, st_info, st_shndx)
+/// # // symbols, each with st_value 0x1000 and st_size 16, and its .dynstr.
+/// # fn tiny_elf(syms: &[(&str, u8, u16)]) -> Vec<u8> {
+/// #     let (mut strtab, mut symtab) = (vec![0u8], vec![0u8; 24]);
+/// #     for (n, info, shndx) in syms {
+/// #         let mut e = [0u8; 24];
+/// #         e[..4].copy_from_slice(&(strtab.len() as u32).to_le_bytes());
+/// #         e[4] = *info;
+/// #         e[6..8].copy_from_slice(&shndx.to_le_bytes());
+/// #         e[8..16].copy_from_slice(&0x1000u64.to_le_bytes());
+/// #         e[16..24].copy_from_slice(&16u64.to_le_bytes());
+/// #         symtab.extend_from_slice(&e);
+/// #         strtab.extend_from_slice(n.as_bytes());
+/// #         strtab.push(0);
+/// #     }
+/// #     let mut f = vec![0u8; 64];
+/// #     f[..6].copy_from_slice(b"\x7fELF\x02\x01"); // ELF64, little-endian
+/// #     let sym_off = f.len() as u64;
+/// #     f.extend_from_slice(&symtab);
+/// #     let str_off = f.len() as u64;
+/// #     f.extend_from_slice(&strtab);
+/// #     while f.len() % 8 != 0 { f.push(0); }
+/// #     let shoff = f.len() as u64;
+/// #     let mut sh = vec![0u8; 3 * 64]; // [0] null, [1] .dynsym, [2] .dynstr
+/// #     let mut put = |at: usize, v: &[u8]| sh[at..at + v.len()].copy_from_slice(v);
+/// #     put(64 + 4, &11u32.to_le_bytes()); // SHT_DYNSYM
+/// #     put(64 + 24, &sym_off.to_le_bytes());
+/// #     put(64 + 32, &(symtab.len() as u64).to_le_bytes());
+/// #     put(64 + 40, &2u32.to_le_bytes()); // its strings: section 2
+/// #     put(64 + 56, &24u64.to_le_bytes());
+/// #     put(128 + 4, &3u32.to_le_bytes()); // SHT_STRTAB
+/// #     put(128 + 24, &str_off.to_le_bytes());
+/// #     put(128 + 32, &(strtab.len() as u64).to_le_bytes());
+/// #     f.extend_from_slice(&sh);
+/// #     f[0x28..0x30].copy_from_slice(&shoff.to_le_bytes());
+/// #     f[0x3a..0x3c].copy_from_slice(&64u16.to_le_bytes());
+/// #     f[0x3c..0x3e].copy_from_slice(&3u16.to_le_bytes());
+/// #     f
+/// # }
+/// // st_info: binding << 4 | type; type 1 is STT_OBJECT, 2 STT_FUNC, 6 STT_TLS
+/// let so = tiny_elf(&[("table", 0x11, 5), ("f", 0x12, 5), ("tls", 0x16, 5)]);
+/// let elf = ElfFile::parse(&so).unwrap();
+/// let kinds: Vec<SymbolKind> = elf.dynamic_symbols().map(|s| s.unwrap().kind).collect();
+/// assert_eq!(kinds, [SymbolKind::Object, SymbolKind::Func, SymbolKind::Tls]);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SymbolKind {
     /// `STT_NOTYPE`.
@@ -41,6 +89,54 @@ pub enum SymbolKind {
 }
 
 /// A symbol's binding (`STB_*`).
+///
+/// ```
+/// use fnabi_mlir::elf::{Binding, ElfFile};
+/// # // A minimal little-endian ELF64: a .dynsym of (name, st_info, st_shndx)
+/// # // symbols, each with st_value 0x1000 and st_size 16, and its .dynstr.
+/// # fn tiny_elf(syms: &[(&str, u8, u16)]) -> Vec<u8> {
+/// #     let (mut strtab, mut symtab) = (vec![0u8], vec![0u8; 24]);
+/// #     for (n, info, shndx) in syms {
+/// #         let mut e = [0u8; 24];
+/// #         e[..4].copy_from_slice(&(strtab.len() as u32).to_le_bytes());
+/// #         e[4] = *info;
+/// #         e[6..8].copy_from_slice(&shndx.to_le_bytes());
+/// #         e[8..16].copy_from_slice(&0x1000u64.to_le_bytes());
+/// #         e[16..24].copy_from_slice(&16u64.to_le_bytes());
+/// #         symtab.extend_from_slice(&e);
+/// #         strtab.extend_from_slice(n.as_bytes());
+/// #         strtab.push(0);
+/// #     }
+/// #     let mut f = vec![0u8; 64];
+/// #     f[..6].copy_from_slice(b"\x7fELF\x02\x01"); // ELF64, little-endian
+/// #     let sym_off = f.len() as u64;
+/// #     f.extend_from_slice(&symtab);
+/// #     let str_off = f.len() as u64;
+/// #     f.extend_from_slice(&strtab);
+/// #     while f.len() % 8 != 0 { f.push(0); }
+/// #     let shoff = f.len() as u64;
+/// #     let mut sh = vec![0u8; 3 * 64]; // [0] null, [1] .dynsym, [2] .dynstr
+/// #     let mut put = |at: usize, v: &[u8]| sh[at..at + v.len()].copy_from_slice(v);
+/// #     put(64 + 4, &11u32.to_le_bytes()); // SHT_DYNSYM
+/// #     put(64 + 24, &sym_off.to_le_bytes());
+/// #     put(64 + 32, &(symtab.len() as u64).to_le_bytes());
+/// #     put(64 + 40, &2u32.to_le_bytes()); // its strings: section 2
+/// #     put(64 + 56, &24u64.to_le_bytes());
+/// #     put(128 + 4, &3u32.to_le_bytes()); // SHT_STRTAB
+/// #     put(128 + 24, &str_off.to_le_bytes());
+/// #     put(128 + 32, &(strtab.len() as u64).to_le_bytes());
+/// #     f.extend_from_slice(&sh);
+/// #     f[0x28..0x30].copy_from_slice(&shoff.to_le_bytes());
+/// #     f[0x3a..0x3c].copy_from_slice(&64u16.to_le_bytes());
+/// #     f[0x3c..0x3e].copy_from_slice(&3u16.to_le_bytes());
+/// #     f
+/// # }
+/// // st_info: binding << 4 | type; binding 0 is STB_LOCAL, 1 STB_GLOBAL, 2 STB_WEAK
+/// let so = tiny_elf(&[("l", 0x02, 5), ("g", 0x12, 5), ("w", 0x22, 5)]);
+/// let elf = ElfFile::parse(&so).unwrap();
+/// let b: Vec<Binding> = elf.dynamic_symbols().map(|s| s.unwrap().binding).collect();
+/// assert_eq!(b, [Binding::Local, Binding::Global, Binding::Weak]);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Binding {
     /// `STB_LOCAL`.
@@ -54,6 +150,55 @@ pub enum Binding {
 }
 
 /// One dynamic symbol.
+///
+/// ```
+/// use fnabi_mlir::elf::{Binding, ElfFile, SymbolKind};
+/// # // A minimal little-endian ELF64: a .dynsym of (name, st_info, st_shndx)
+/// # // symbols, each with st_value 0x1000 and st_size 16, and its .dynstr.
+/// # fn tiny_elf(syms: &[(&str, u8, u16)]) -> Vec<u8> {
+/// #     let (mut strtab, mut symtab) = (vec![0u8], vec![0u8; 24]);
+/// #     for (n, info, shndx) in syms {
+/// #         let mut e = [0u8; 24];
+/// #         e[..4].copy_from_slice(&(strtab.len() as u32).to_le_bytes());
+/// #         e[4] = *info;
+/// #         e[6..8].copy_from_slice(&shndx.to_le_bytes());
+/// #         e[8..16].copy_from_slice(&0x1000u64.to_le_bytes());
+/// #         e[16..24].copy_from_slice(&16u64.to_le_bytes());
+/// #         symtab.extend_from_slice(&e);
+/// #         strtab.extend_from_slice(n.as_bytes());
+/// #         strtab.push(0);
+/// #     }
+/// #     let mut f = vec![0u8; 64];
+/// #     f[..6].copy_from_slice(b"\x7fELF\x02\x01"); // ELF64, little-endian
+/// #     let sym_off = f.len() as u64;
+/// #     f.extend_from_slice(&symtab);
+/// #     let str_off = f.len() as u64;
+/// #     f.extend_from_slice(&strtab);
+/// #     while f.len() % 8 != 0 { f.push(0); }
+/// #     let shoff = f.len() as u64;
+/// #     let mut sh = vec![0u8; 3 * 64]; // [0] null, [1] .dynsym, [2] .dynstr
+/// #     let mut put = |at: usize, v: &[u8]| sh[at..at + v.len()].copy_from_slice(v);
+/// #     put(64 + 4, &11u32.to_le_bytes()); // SHT_DYNSYM
+/// #     put(64 + 24, &sym_off.to_le_bytes());
+/// #     put(64 + 32, &(symtab.len() as u64).to_le_bytes());
+/// #     put(64 + 40, &2u32.to_le_bytes()); // its strings: section 2
+/// #     put(64 + 56, &24u64.to_le_bytes());
+/// #     put(128 + 4, &3u32.to_le_bytes()); // SHT_STRTAB
+/// #     put(128 + 24, &str_off.to_le_bytes());
+/// #     put(128 + 32, &(strtab.len() as u64).to_le_bytes());
+/// #     f.extend_from_slice(&sh);
+/// #     f[0x28..0x30].copy_from_slice(&shoff.to_le_bytes());
+/// #     f[0x3a..0x3c].copy_from_slice(&64u16.to_le_bytes());
+/// #     f[0x3c..0x3e].copy_from_slice(&3u16.to_le_bytes());
+/// #     f
+/// # }
+/// let so = tiny_elf(&[("_mlir_ciface_f", 0x12, 5), ("malloc", 0x12, 0)]);
+/// let elf = ElfFile::parse(&so).unwrap();
+/// let f = elf.dynamic_symbol(1).unwrap(); // 0 is the null symbol
+/// assert_eq!(f.name_str(), Some("_mlir_ciface_f"));
+/// assert_eq!((f.kind, f.binding, f.defined, f.value, f.size), (SymbolKind::Func, Binding::Global, true, 0x1000, 16));
+/// assert!(!elf.dynamic_symbol(2).unwrap().defined); // st_shndx 0: SHN_UNDEF
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DynSymbol<'a> {
     /// The name's bytes (not necessarily UTF-8).
@@ -78,6 +223,63 @@ impl<'a> DynSymbol<'a> {
 }
 
 /// A checked view of an ELF64 file's dynamic symbol table.
+///
+/// ```
+/// use fnabi_mlir::elf::ElfFile;
+/// # // A minimal little-endian ELF64: a .dynsym of (name, st_info, st_shndx)
+/// # // symbols, each with st_value 0x1000 and st_size 16, and its .dynstr.
+/// # fn tiny_elf(syms: &[(&str, u8, u16)]) -> Vec<u8> {
+/// #     let (mut strtab, mut symtab) = (vec![0u8], vec![0u8; 24]);
+/// #     for (n, info, shndx) in syms {
+/// #         let mut e = [0u8; 24];
+/// #         e[..4].copy_from_slice(&(strtab.len() as u32).to_le_bytes());
+/// #         e[4] = *info;
+/// #         e[6..8].copy_from_slice(&shndx.to_le_bytes());
+/// #         e[8..16].copy_from_slice(&0x1000u64.to_le_bytes());
+/// #         e[16..24].copy_from_slice(&16u64.to_le_bytes());
+/// #         symtab.extend_from_slice(&e);
+/// #         strtab.extend_from_slice(n.as_bytes());
+/// #         strtab.push(0);
+/// #     }
+/// #     let mut f = vec![0u8; 64];
+/// #     f[..6].copy_from_slice(b"\x7fELF\x02\x01"); // ELF64, little-endian
+/// #     let sym_off = f.len() as u64;
+/// #     f.extend_from_slice(&symtab);
+/// #     let str_off = f.len() as u64;
+/// #     f.extend_from_slice(&strtab);
+/// #     while f.len() % 8 != 0 { f.push(0); }
+/// #     let shoff = f.len() as u64;
+/// #     let mut sh = vec![0u8; 3 * 64]; // [0] null, [1] .dynsym, [2] .dynstr
+/// #     let mut put = |at: usize, v: &[u8]| sh[at..at + v.len()].copy_from_slice(v);
+/// #     put(64 + 4, &11u32.to_le_bytes()); // SHT_DYNSYM
+/// #     put(64 + 24, &sym_off.to_le_bytes());
+/// #     put(64 + 32, &(symtab.len() as u64).to_le_bytes());
+/// #     put(64 + 40, &2u32.to_le_bytes()); // its strings: section 2
+/// #     put(64 + 56, &24u64.to_le_bytes());
+/// #     put(128 + 4, &3u32.to_le_bytes()); // SHT_STRTAB
+/// #     put(128 + 24, &str_off.to_le_bytes());
+/// #     put(128 + 32, &(strtab.len() as u64).to_le_bytes());
+/// #     f.extend_from_slice(&sh);
+/// #     f[0x28..0x30].copy_from_slice(&shoff.to_le_bytes());
+/// #     f[0x3a..0x3c].copy_from_slice(&64u16.to_le_bytes());
+/// #     f[0x3c..0x3e].copy_from_slice(&3u16.to_le_bytes());
+/// #     f
+/// # }
+/// let so = tiny_elf(&[
+///     ("_mlir_ciface_mul", 0x12, 5), // global functions this file defines
+///     ("_mlir_ciface_add", 0x12, 5),
+///     ("mul", 0x12, 5),
+///     ("expf", 0x12, 0),             // needed from elsewhere
+///     ("_mlir_ciface_local", 0x02, 5), // local: not callable
+/// ]);
+/// let elf = ElfFile::parse(&so).unwrap();
+/// assert_eq!(elf.dynamic_symbol_count(), 6);
+/// assert_eq!(elf.mlir_functions().unwrap(), ["add", "mul"]);
+/// assert_eq!(elf.undefined_functions().unwrap(), ["expf"]);
+/// assert!(elf.dynamic_symbol(6).is_err());
+/// // cut inside the section header table: an error with an offset, not a panic
+/// assert!(ElfFile::parse(&so[..so.len() - 1]).is_err());
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct ElfFile<'a> {
     data: &'a [u8],

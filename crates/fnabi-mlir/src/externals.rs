@@ -61,6 +61,17 @@ pub const TABLE_SYMBOL: &str = "fnabi_module_v1";
 pub(crate) const FLAG_RUNTIME_UTILS: u32 = 1;
 
 /// Who provides an external function.
+///
+/// ```
+/// use fnabi_mlir::{Externals, HostFunctions, Provider, RuntimeUtils, parse_functions};
+/// let src = "func.func private @cb(i32) -> i32\nfunc.func private @gone(f64)";
+/// let mut host = HostFunctions::new();
+/// host.register("cb", |args| Ok(vec![fnabi_core::Value::Int(args.int(0)? + 1)]));
+/// let ext = Externals::resolve(&parse_functions(src)?, &host, &RuntimeUtils::none())?;
+/// assert_eq!(ext.all()[0].provider, Provider::Host);
+/// assert!(matches!(ext.all()[1].provider, Provider::Missing { .. }));
+/// # Ok::<(), fnabi_core::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Provider {
     /// A host function registered with fnabi.
@@ -83,6 +94,18 @@ pub enum Provider {
 }
 
 /// One external function of a module.
+///
+/// ```
+/// use fnabi_mlir::{Externals, HostFunctions, RuntimeUtils, parse_functions};
+/// let src = "func.func private @log(memref<?xf32>)";
+/// let ext = Externals::resolve(&parse_functions(src)?, &HostFunctions::new(), &RuntimeUtils::none())?;
+/// let log = &ext.all()[0];
+/// assert_eq!((log.name.as_str(), log.ty.to_string()), ("log", "(memref<?xf32>) -> ()".to_string()));
+/// assert!(!log.is_provided());
+/// assert!(log.is_needed()); // not compiled yet: the module may call it
+/// assert_eq!(log.to_string(), "@log (missing)");
+/// # Ok::<(), fnabi_core::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct External {
     /// The symbol name, without `@`.

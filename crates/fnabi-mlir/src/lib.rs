@@ -60,6 +60,15 @@ pub use signature::{
 pub use types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};
 
 /// What can go wrong reading, compiling, loading or calling MLIR code.
+///
+/// ```
+/// use fnabi_mlir::{MlirError, Toolchain};
+/// // no folder to look in: the tools are missing
+/// let e = Toolchain::find_in(&[], &[22], "cc").unwrap_err();
+/// assert!(matches!(e, MlirError::ToolsMissing(_)), "{e}");
+/// let e: MlirError = fnabi_mlir::find_function("func.func @f(%x: vector<2xf32>)", "f").unwrap_err().into();
+/// assert!(matches!(e, MlirError::Syntax { line: 1, .. }));
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum MlirError {

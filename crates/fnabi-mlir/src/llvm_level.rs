@@ -17,6 +17,16 @@ use fnabi_abi::mlir::types::{ElementType, FunctionType, MlirType};
 use std::fmt;
 
 /// How far down the pipeline an input already is.
+///
+/// ```
+/// use fnabi_mlir::InputLevel;
+/// assert_eq!(InputLevel::detect(Some("bc"), b""), InputLevel::Bitcode);
+/// assert_eq!(InputLevel::detect(None, b"BC\xC0\xDE..."), InputLevel::Bitcode); // the magic
+/// assert_eq!(InputLevel::detect_text("llvm.func @f() {\n  llvm.return\n}"), InputLevel::LlvmDialect);
+/// assert_eq!(InputLevel::detect_text("func.func @f() {\n  return\n}"), InputLevel::Mlir);
+/// assert!(InputLevel::LlvmIr.is_llvm() && !InputLevel::Mlir.is_llvm());
+/// assert_eq!(InputLevel::LlvmDialect.to_string(), "LLVM-dialect MLIR");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum InputLevel {
     /// MLIR with `func.func` functions (tensor, memref or mixed level): the
@@ -88,6 +98,17 @@ fn code_lines(text: &str) -> impl Iterator<Item = &str> + Clone {
 }
 
 /// One type of an LLVM-level header, as fnabi sees it.
+///
+/// ```
+/// use fnabi_mlir::llvm_level::{LlvmFunctions, LlvmType};
+/// use fnabi_mlir::ElementType;
+/// let fs = LlvmFunctions::scan("declare double @g(ptr, half, { i64, i64 })");
+/// let g = &fs.functions[0];
+/// assert_eq!(g.params[0], LlvmType::Ptr);
+/// assert_eq!(g.params[1], LlvmType::Scalar(ElementType::from_mlir_name("f16").unwrap())); // `half` is f16
+/// assert!(matches!(&g.params[2], LlvmType::Other(_)));
+/// assert_eq!(g.result.as_ref().unwrap().to_string(), "f64");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LlvmType {
     /// A scalar that crosses the C interface as the MLIR element type.
@@ -162,6 +183,14 @@ impl LlvmType {
 }
 
 /// One function header of an LLVM-level module.
+///
+/// ```
+/// use fnabi_mlir::llvm_level::LlvmFunctions;
+/// let fs = LlvmFunctions::scan("llvm.func @add(%a: i32, %b: i32) -> i32 {\n  llvm.return %a : i32\n}");
+/// let f = &fs.functions[0];
+/// assert_eq!((f.name.as_str(), f.defined, f.local, f.line), ("add", true, false, 1));
+/// assert_eq!(f.scalar_type().unwrap().to_string(), "(i32, i32) -> (i32)");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LlvmFunction {
     /// The symbol, without `@`.
@@ -202,6 +231,18 @@ impl LlvmFunction {
 }
 
 /// The function headers of an LLVM-level module.
+///
+/// ```
+/// use fnabi_mlir::LlvmFunctions;
+/// let ir = "define i32 @main() {\n  ret i32 0\n}\n\
+///           define void @_mlir_ciface_f(ptr %0, ptr %1) {\n  ret void\n}\n\
+///           define internal float @helper(float %x) {\n  ret float %x\n}\n\
+///           declare double @exp(double)";
+/// let fs = LlvmFunctions::scan(ir);
+/// assert_eq!(fs.functions.len(), 4);
+/// // main: scalar-only, exported; f: through its wrapper; helper is internal; exp is declared only
+/// assert_eq!(fs.callable(), ["main", "f"]);
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LlvmFunctions {
     /// Every `llvm.func` / `define` / `declare`, in order.
@@ -212,6 +253,22 @@ pub struct LlvmFunctions {
 const CIFACE: &str = "_mlir_ciface_";
 
 /// How the host calls a function of an LLVM-level module.
+///
+/// ```
+/// use fnabi_mlir::LlvmFunctions;
+/// let ir = "define i32 @main() {\n  ret i32 0\n}\n\
+///           define void @_mlir_ciface_f(ptr %0, ptr %1) {\n  ret void\n}\n\
+///           define internal float @helper(float %x) {\n  ret float %x\n}\n\
+///           declare double @exp(double)";
+/// let fs = LlvmFunctions::scan(ir);
+/// let main = fs.entry("main").unwrap();
+/// assert_eq!((main.symbol.as_str(), main.ty.to_string()), ("main", "() -> (i32)".to_string()));
+/// // f takes pointers: only a caller's MLIR type says what they are
+/// assert!(fs.entry("f").is_err());
+/// let f = fs.entry_with_type("f", "(memref<?xf32>) -> memref<?xf32>".parse().unwrap()).unwrap();
+/// assert_eq!(f.symbol, "_mlir_ciface_f"); // (ptr results, ptr argument) -> void
+/// assert!(fs.entry_with_type("f", "(f32) -> f32".parse().unwrap()).is_err());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LlvmEntry {
     /// The symbol called (`_mlir_ciface_f`, or `f` itself for a scalar-only

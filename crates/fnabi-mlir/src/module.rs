@@ -49,6 +49,30 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// A loaded module of MLIR-compiled code whose functions are [`Function`]s.
+///
+/// ```
+/// use fnabi_mlir::MlirModule;
+/// use fnabi_core::{Array, Value};
+/// let src = r#"
+///   func.func @axpy(%a: f32, %x: memref<?xf32>, %y: memref<?xf32>) -> f32 attributes {llvm.emit_c_interface} {
+///     %c0 = arith.constant 0 : index
+///     %x0 = memref.load %x[%c0] : memref<?xf32>
+///     %y0 = memref.load %y[%c0] : memref<?xf32>
+///     %m = arith.mulf %a, %x0 : f32
+///     %s = arith.addf %m, %y0 : f32
+///     return %s : f32
+///   }"#;
+/// // SAFETY: the function reads only its arguments.
+/// let m = unsafe { MlirModule::compile(src)? };
+/// assert_eq!(m.function_names()?, ["axpy"]);
+/// let axpy = m.function("axpy")?;
+/// let x = Array::from_vec(&[2], vec![3.0f32, 9.0])?;
+/// let y = Array::from_vec(&[2], vec![0.5f32, 9.0])?;
+/// // 2 * 3 + 0.5
+/// let r = axpy.call([Value::from(2.0), Value::from(x), Value::from(y)])?;
+/// assert_eq!(f32::try_from(r)?, 6.5);
+/// # Ok::<(), fnabi_core::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct MlirModule {
     lib: MlirLibrary,
@@ -271,6 +295,22 @@ pub fn parse_signature(signature: &str) -> Result<FunctionType, Error> {
 }
 
 /// The [`Backend`] of an MLIR function (see the module docs).
+///
+/// ```
+/// use fnabi_mlir::{MlirBackend, MlirModule};
+/// let src = r#"
+///   func.func @scale(%x: memref<4xf64>, %s: f64) -> i64 {
+///     %c = arith.constant 4 : i64
+///     return %c : i64
+///   }"#;
+/// // SAFETY: the function touches no memory.
+/// let m = unsafe { MlirModule::compile(src)? };
+/// let b = MlirBackend::new(m.library().function("scale")?, m.library())?;
+/// // no `f` attribute: the raw signature comes from the MLIR types
+/// assert_eq!(b.raw_signature().to_string(), "(Buffer<float64[4]>, float64) -> (sint64)");
+/// assert_eq!(b.function().name(), "scale");
+/// # Ok::<(), fnabi_core::Error>(())
+/// ```
 pub struct MlirBackend {
     func: MlirFunction,
     allocator: Option<MlirFunction>,

@@ -29,6 +29,19 @@ use std::sync::{Arc, Mutex};
 pub const LIBRARIES: [&str; 2] = ["mlir_c_runner_utils", "mlir_runner_utils"];
 
 /// One runtime library and the functions it defines.
+///
+/// ```
+/// use fnabi_mlir::RuntimeUtils;
+/// use fnabi_mlir::runtime_utils::RuntimeLibrary;
+/// let tools = fnabi_mlir::Toolchain::find()?;
+/// let rt = RuntimeUtils::for_toolchain(&tools)?;
+/// let c = rt.libraries().iter().find(|l| l.file_name().starts_with("libmlir_c_runner_utils")).unwrap();
+/// // reading the same file again finds the same functions
+/// let again = RuntimeLibrary::read(c.path())?;
+/// assert!(again.defines("printF32") && again.defines("printNewline"));
+/// assert!(!again.defines("no_such_function"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct RuntimeLibrary {
     path: PathBuf,
@@ -72,6 +85,18 @@ impl RuntimeLibrary {
 }
 
 /// How a runtime library provides an external function `@name`.
+///
+/// ```
+/// use fnabi_mlir::RuntimeUtils;
+/// let tools = fnabi_mlir::Toolchain::find()?;
+/// let rt = RuntimeUtils::for_toolchain(&tools)?;
+/// // printMemrefF32 is exported in C-interface form; printF32 only plainly
+/// assert!(rt.lookup("printMemrefF32").unwrap().ciface);
+/// let f32 = rt.lookup("printF32").unwrap();
+/// assert!(!f32.ciface);
+/// assert!(f32.library.defines("printF32"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct RuntimeSymbol<'a> {
     /// The library.
@@ -82,6 +107,19 @@ pub struct RuntimeSymbol<'a> {
 }
 
 /// The runtime libraries found for one MLIR version (maybe none).
+///
+/// ```
+/// use fnabi_mlir::RuntimeUtils;
+/// assert!(RuntimeUtils::none().is_empty());
+/// assert!(RuntimeUtils::none().lookup("printF32").is_none());
+/// let tools = fnabi_mlir::Toolchain::find()?;
+/// let rt = RuntimeUtils::for_toolchain(&tools)?;
+/// // both runtime libraries ship with the MLIR tools
+/// assert_eq!(rt.libraries().len(), 2);
+/// assert!(rt.lookup("printMemrefF32").is_some());
+/// assert!(rt.lookup("my_own_function").is_none());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct RuntimeUtils {
     libraries: Vec<RuntimeLibrary>,

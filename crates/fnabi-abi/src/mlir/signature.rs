@@ -41,6 +41,18 @@ use std::str::FromStr;
 
 /// `.mlir` text (or a function type) that fnabi cannot read, or a function
 /// that is not there.
+///
+/// ```
+/// use fnabi_abi::mlir::{find_function, parse_functions, HeaderError};
+/// let src = "func.func @f(%v: vector<4xf32>) {\n  return\n}";
+/// match parse_functions(src).unwrap_err() {
+///     // `vector<4xf32>` starts at byte 17: line 1, column 18
+///     HeaderError::Syntax { line, column, offset, .. } => assert_eq!((line, column, offset), (1, 18, 17)),
+///     other => panic!("{other}"),
+/// }
+/// let e = find_function("func.func private @g() -> ()", "h").unwrap_err();
+/// assert!(matches!(e, HeaderError::NotFound(_)));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HeaderError {
@@ -75,6 +87,14 @@ impl std::error::Error for HeaderError {}
 pub const MAX_NESTING: usize = 256;
 
 /// A function's symbol visibility.
+///
+/// ```
+/// use fnabi_abi::mlir::{parse_functions, Visibility};
+/// let src = "func.func nested @a() -> ()\nfunc.func public @b() -> () {\n  return\n}";
+/// let fns = parse_functions(src).unwrap();
+/// assert_eq!((fns[0].visibility, fns[0].has_body), (Visibility::Nested, false));
+/// assert_eq!((fns[1].visibility, fns[1].line), (Visibility::Public, 2));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Visibility {
     /// No keyword, or `public`.
@@ -87,6 +107,19 @@ pub enum Visibility {
 }
 
 /// An attribute value, as far as fnabi needs to understand it.
+///
+/// ```
+/// use fnabi_abi::mlir::{find_function, AttrValue};
+/// let src = r#"func.func @f() attributes {n = 7 : i64, s = "a\"b", u, d = {k = 1}, o = [1, 2]} {
+///   return
+/// }"#;
+/// let f = find_function(src, "f").unwrap();
+/// assert_eq!(f.attribute("n"), Some(&AttrValue::Int(7)));
+/// assert_eq!(f.attribute("s").and_then(AttrValue::as_str), Some("a\"b"));
+/// assert_eq!(f.attribute("u"), Some(&AttrValue::Unit));
+/// assert_eq!(f.attribute("d"), Some(&AttrValue::Dict(vec![("k".into(), AttrValue::Int(1))])));
+/// assert_eq!(f.attribute("o"), Some(&AttrValue::Other("[1, 2]".into())));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AttrValue {
     /// A unit attribute (a key without `= value`, or `unit`).
@@ -122,6 +155,20 @@ impl AttrValue {
 }
 
 /// One `func.func` header.
+///
+/// ```
+/// use fnabi_abi::mlir::find_function;
+/// let src = r#"func.func @sum(%x: tensor<?xf32>) -> f32 attributes {llvm.emit_c_interface} {
+///   %c = arith.constant 0.0 : f32
+///   return %c : f32
+/// }"#;
+/// let f = find_function(src, "sum").unwrap();
+/// assert_eq!((f.name.as_str(), f.has_body, f.line, f.column), ("sum", true, 1, 1));
+/// // a tensor reads as the memref it bufferizes to
+/// assert_eq!(f.ty.to_string(), "(memref<?xf32>) -> (f32)");
+/// assert!(f.emits_c_interface());
+/// assert_eq!(f.abi_attributes().unwrap().raw_signature().unwrap(), None);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct FuncDecl {
     /// The symbol name, without `@`.
@@ -191,6 +238,17 @@ pub fn parse_functions(text: &str) -> Result<Vec<FuncDecl>, HeaderError> {
 }
 
 /// What a lenient reading of an `.mlir` text found (see [`scan_functions`]).
+///
+/// ```
+/// use fnabi_abi::mlir::signature::scan_functions;
+/// let src = "func.func @v(%a: vector<4xf32>) -> () {\n  return\n}\nfunc.func @ok(%a: tensor<4xf32>) -> () {\n  return\n}";
+/// let s = scan_functions(src).unwrap();
+/// assert_eq!(s.decls.len(), 1);
+/// assert_eq!(s.decls[0].name, "ok");
+/// assert_eq!(s.skipped[0].0, "v");
+/// // the public function's tensor argument is marked read-only for the bufferizer
+/// assert!(s.read_only_source(src).contains("bufferization.writable = false"));
+/// ```
 #[derive(Debug, Default)]
 pub struct ScannedFunctions {
     /// The headers fnabi can call or bind, in source order.

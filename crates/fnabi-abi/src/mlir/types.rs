@@ -8,6 +8,17 @@ use crate::scalar::{DType, ScalarType};
 use std::fmt;
 
 /// A scalar MLIR type: a memref element or a scalar argument/result.
+///
+/// ```
+/// use fnabi_abi::mlir::ElementType;
+/// use fnabi_abi::{DType, ScalarType};
+/// let i = ElementType::from_mlir_name("index").unwrap();
+/// assert_eq!((i, i.size(), i.dtype()), (ElementType::Index, 8, DType::I64));
+/// assert_eq!(ElementType::I1.raw_scalar(), None); // the raw ABI has no bool
+/// let u = ElementType::from_mlir_name("ui16").unwrap();
+/// assert_eq!(u, ElementType::Scalar(ScalarType::U16));
+/// assert_eq!(u.mlir_name(), "ui16");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ElementType {
     /// `i1`: a boolean, one byte in memory, 0 or 1.
@@ -121,6 +132,15 @@ impl fmt::Display for ElementType {
 }
 
 /// The layout of a ranked memref type.
+///
+/// ```
+/// use fnabi_abi::mlir::{MemRefLayout, MlirType};
+/// let t: MlirType = "memref<4x?xf32, strided<[?, 1], offset: 8>>".parse().unwrap();
+/// let MlirType::MemRef(m) = t else { panic!("a ranked memref") };
+/// assert_eq!(m.layout, MemRefLayout::Strided { strides: vec![None, Some(1)], offset: Some(8) });
+/// let plain: MlirType = "memref<4xf32>".parse().unwrap();
+/// assert!(matches!(plain, MlirType::MemRef(m) if m.layout == MemRefLayout::Identity));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub enum MemRefLayout {
     /// No layout: dense row-major, offset 0. The callee computes strides
@@ -138,6 +158,15 @@ pub enum MemRefLayout {
 }
 
 /// A ranked memref type: element type, dims, layout.
+///
+/// ```
+/// use fnabi_abi::mlir::{ElementType, MemRefType};
+/// use fnabi_abi::{Dim, ScalarType};
+/// let m = MemRefType::new(ElementType::Scalar(ScalarType::F64), vec![Dim::Dynamic, Dim::Static(3)]);
+/// assert_eq!(m.to_string(), "memref<?x3xf64>");
+/// // allocated and aligned pointers, offset, then 2 sizes and 2 strides: 7 words
+/// assert_eq!((m.rank(), m.descriptor_size()), (2, 7 * 8));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct MemRefType {
     /// The element type.
@@ -186,6 +215,17 @@ impl fmt::Display for MemRefType {
 }
 
 /// An MLIR type that fnabi can pass across a `_mlir_ciface_` boundary.
+///
+/// ```
+/// use fnabi_abi::mlir::MlirType;
+/// let t: MlirType = "memref<2x3xi32>".parse().unwrap();
+/// assert_eq!(t.to_raw().to_string(), "Buffer<sint32[2x3]>");
+/// assert_eq!(t.c_layout(), (8 * (3 + 2 * 2), 8));
+/// let s: MlirType = "f16".parse().unwrap();
+/// assert_eq!((s.c_layout(), s.is_memref()), ((2, 2), false));
+/// let u: MlirType = "memref<*xf32>".parse().unwrap();
+/// assert_eq!(u.c_layout(), (16, 8)); // {rank, descriptor*}
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum MlirType {
     /// A scalar, passed by value.

@@ -11,6 +11,14 @@ use std::str::FromStr;
 
 /// How a function is invoked (`sync`/`async` in the declaration,
 /// `iree.abi.model` in the reflection).
+///
+/// ```
+/// use fnabi_abi::reflection::{Declaration, InvocationModel};
+/// assert_eq!(InvocationModel::from_attr("coarse-fences"), Some(InvocationModel::CoarseFences));
+/// assert_eq!(InvocationModel::from_attr("eager"), None);
+/// let d = Declaration::parse("async func @f(%input0: tensor<4xf32>) -> (%output0: tensor<4xf32>)").unwrap();
+/// assert_eq!(d.model.fence_args(), 2); // a wait and a signal fence
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum InvocationModel {
     /// A plain call.
@@ -42,6 +50,13 @@ impl InvocationModel {
 }
 
 /// Signedness of an integer type (`i8`, `si8`, `ui8`).
+///
+/// ```
+/// use fnabi_abi::reflection::{DeclType, Signedness};
+/// assert_eq!(DeclType::parse("ui16").unwrap(), DeclType::Int { bits: 16, signedness: Signedness::Unsigned });
+/// assert_eq!(DeclType::parse("si8").unwrap(), DeclType::Int { bits: 8, signedness: Signedness::Signed });
+/// assert_eq!(DeclType::parse("i1").unwrap(), DeclType::Int { bits: 1, signedness: Signedness::Signless });
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Signedness {
     /// `iN`.
@@ -53,6 +68,15 @@ pub enum Signedness {
 }
 
 /// One type of a declaration.
+///
+/// ```
+/// use fnabi_abi::reflection::DeclType;
+/// let t = DeclType::parse("tensor<2x?xbf16>").unwrap();
+/// assert_eq!(t.to_string(), "tensor<2x?xbf16>");
+/// assert_eq!(t.to_record().unwrap().to_string(), "bf16[2x?]");
+/// assert_eq!(DeclType::parse("index").unwrap().to_record().unwrap().to_string(), "i64");
+/// assert_eq!(DeclType::parse("!hal.fence").unwrap(), DeclType::Other("!hal.fence".into()));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum DeclType {
     /// `tensor<4x?xf32>`; `dims` is `None` for `tensor<*xf32>`, and a dim
@@ -177,6 +201,15 @@ impl FromStr for DeclType {
 }
 
 /// One parameter or result of a declaration.
+///
+/// ```
+/// use fnabi_abi::reflection::{DeclType, Declaration};
+/// let d = Declaration::parse("sync func @g(%input0: f64 {foo = 1}) -> (%output0: i32)").unwrap();
+/// assert_eq!(d.args[0].name, "input0");
+/// assert_eq!(d.args[0].ty, DeclType::Float(64));
+/// assert_eq!(d.args[0].attrs.as_deref(), Some("{foo = 1}"));
+/// assert_eq!(d.results[0].attrs, None);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DeclParam {
     /// The SSA name without `%` (`input0`).

@@ -57,6 +57,17 @@ use std::str::FromStr;
 pub const MAX_BIT_WIDTH: u32 = (1 << 24) - 1;
 
 /// A primitive type name.
+///
+/// ```
+/// use fnabi_abi::reflection::Primitive;
+/// use fnabi_abi::DType;
+/// assert_eq!(Primitive::parse("i32"), Some(Primitive::Int(32)));
+/// assert_eq!(Primitive::parse("i032"), None); // canonical digits only
+/// assert_eq!(Primitive::Float(16).dtype(), Some(DType::F16));
+/// assert_eq!(Primitive::Int(1).dtype(), Some(DType::BOOL));
+/// assert_eq!(Primitive::Int(7).dtype(), None); // no host element type
+/// assert_eq!(Primitive::from_dtype(DType::BF16), Primitive::BF16);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Primitive {
     /// `iN`: a (signless) integer of N bits.
@@ -141,6 +152,17 @@ impl fmt::Display for Primitive {
 }
 
 /// The array type of an `ndarray` record.
+///
+/// ```
+/// use fnabi_abi::reflection::{NdArrayType, Primitive, TypeRecord};
+/// let a = NdArrayType::new(TypeRecord::Primitive(Primitive::Float(32)), Some(vec![None, Some(3)]));
+/// assert_eq!((a.rank(), a.is_numeric()), (Some(2), true));
+/// assert_eq!(TypeRecord::NdArray(a).to_string(), "f32[?x3]");
+/// // an array of lists (references), of unknown rank
+/// let refs = NdArrayType::new(TypeRecord::SList(vec![]), None);
+/// assert_eq!((refs.rank(), refs.is_numeric()), (None, false));
+/// assert_eq!(TypeRecord::NdArray(refs).to_string(), "ndarray<[]>[*]");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct NdArrayType {
     /// The element type: a primitive (an array of numbers, a buffer view),
@@ -170,6 +192,18 @@ impl NdArrayType {
 }
 
 /// One `iree.abi` type record.
+///
+/// ```
+/// use fnabi_abi::reflection::{FunctionReflection, TypeRecord};
+/// let f = FunctionReflection::parse(
+///     r#"{"a": [["stuple", "i64", ["py_homogeneous_list", "i8"]], ["named", "alpha", "f32"]], "r": [null], "v": 1}"#,
+/// )
+/// .unwrap();
+/// assert_eq!(f.a[0].kind(), "stuple");
+/// assert_eq!(f.a[0].to_string(), "(i64, list[i8])");
+/// assert_eq!(f.a[1].to_string(), "alpha: f32");
+/// assert_eq!(f.r[0], TypeRecord::Null);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum TypeRecord {
     /// A primitive type name (`"f32"`).
@@ -432,6 +466,16 @@ impl FromStr for TypeRecord {
 
 /// The `iree.abi` reflection of one function: argument records `a`, result
 /// records `r`, and the version `v` (1, or absent).
+///
+/// ```
+/// use fnabi_abi::reflection::FunctionReflection;
+/// let f = FunctionReflection::parse(r#"{"a": ["i32", ["named", "scale", "f32"]], "r": ["i32"], "v": 1}"#).unwrap();
+/// assert_eq!((f.a.len(), f.r.len(), f.v), (2, 1, Some(1)));
+/// let names: Vec<Option<&str>> = f.arg_names().map(|n| n.map(|k| &**k)).collect();
+/// assert_eq!(names, [None, Some("scale")]);
+/// assert_eq!(f.to_string(), "(i32, scale: f32) -> (i32)");
+/// assert_eq!(f.arg_structure().unwrap().leaves.len(), 2);
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct FunctionReflection {
     /// Argument records.
@@ -526,6 +570,15 @@ impl FromStr for FunctionReflection {
 
 /// Why an `iree.abi` record failed to parse: where (byte offset and JSON
 /// path, such as `a[0][2][1]`) and what was expected.
+///
+/// ```
+/// use fnabi_abi::reflection::{FunctionReflection, ReflectionErrorKind};
+/// let e = FunctionReflection::parse(r#"{"a": [["sdict", ["x", "f32"], ["x", "i32"]]], "r": []}"#).unwrap_err();
+/// assert_eq!(e.path(), "a[0][2][0]");
+/// assert!(matches!(e.kind(), ReflectionErrorKind::Duplicate(k) if k.contains('x')));
+/// // the second "x" starts at byte 32 of the text
+/// assert_eq!(e.offset(), 32);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReflectionError {
     offset: usize,
@@ -534,6 +587,15 @@ pub struct ReflectionError {
 }
 
 /// What went wrong in an `iree.abi` record.
+///
+/// ```
+/// use fnabi_abi::reflection::{FunctionReflection, ReflectionErrorKind};
+/// let kind = |json: &str| FunctionReflection::parse(json).unwrap_err().kind().clone();
+/// assert!(matches!(kind(r#"{"a": [] "r": []}"#), ReflectionErrorKind::Syntax(_))); // no comma
+/// assert!(matches!(kind(r#"{"a": ["i08"], "r": []}"#), ReflectionErrorKind::Expected { .. }));
+/// let deep = format!(r#"{{"a": [{}"i8"{}], "r": []}}"#, r#"["slist", "#.repeat(200), "]".repeat(200));
+/// assert_eq!(kind(&deep), ReflectionErrorKind::TooDeep);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReflectionErrorKind {

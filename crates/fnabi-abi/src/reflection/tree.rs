@@ -14,6 +14,17 @@ fn custom(message: impl Into<String>) -> StructureError {
 use crate::structure::Key;
 
 /// The structure of a record list, with the record of each leaf.
+///
+/// ```
+/// use fnabi_abi::reflection::FunctionReflection;
+/// use fnabi_abi::Structure;
+/// let f = FunctionReflection::parse(r#"{"a": [], "r": [["slist", "f32", ["ndarray", "i8", 1, 3]]], "v": 1}"#).unwrap();
+/// let s = f.result_structure().unwrap();
+/// assert_eq!(s.structure, Structure::Sequence(vec![
+///     (0, Structure::Sequence(vec![(0, Structure::Leaf(0)), (1, Structure::Leaf(1))])),
+/// ]));
+/// assert_eq!(s.leaves[1].to_string(), "i8[3]");
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct RecordStructure<'r> {
     /// The tree; leaf `i` is the `i`-th leaf in depth-first record order

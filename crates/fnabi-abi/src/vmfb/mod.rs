@@ -45,6 +45,13 @@ use std::fmt;
 pub const IDENTIFIER: &[u8; 4] = b"IREE";
 
 /// A malformed `.vmfb` file: where and what.
+///
+/// ```
+/// use fnabi_abi::vmfb::{Module, VmfbErrorKind};
+/// let e = Module::parse(b"PNG? not a module").unwrap_err();
+/// assert_eq!((e.offset(), e.kind()), (0, &VmfbErrorKind::NotAModule));
+/// assert!(e.to_string().starts_with("vmfb at byte 0: not an IREE module"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VmfbError {
     offset: usize,
@@ -52,6 +59,16 @@ pub struct VmfbError {
 }
 
 /// What is wrong with a `.vmfb` file.
+///
+/// ```
+/// use fnabi_abi::vmfb::{Module, VmfbErrorKind};
+/// let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../fnabi/tests/fixtures/iree/add.vmfb")).unwrap();
+/// // flip one byte of the module's FlatBuffer: its ZIP entry's CRC-32 no longer matches
+/// let mut bad = bytes.clone();
+/// bad[200] ^= 1;
+/// let e = Module::parse(&bad).unwrap_err();
+/// assert!(matches!(e.kind(), VmfbErrorKind::ChecksumMismatch { .. }), "{e}");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum VmfbErrorKind {
@@ -165,6 +182,17 @@ impl fmt::Display for VmfbError {
 impl std::error::Error for VmfbError {}
 
 /// How the module is stored.
+///
+/// ```
+/// use fnabi_abi::vmfb::{Container, Module};
+/// let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../fnabi/tests/fixtures/iree/add.vmfb")).unwrap();
+/// let m = Module::parse(&bytes).unwrap();
+/// assert_eq!(m.container, Container::Zip { entry: "module.fb" });
+/// // the FlatBuffer alone, with its 4-byte size prefix, reads as a bare module
+/// let bare = &bytes[m.flatbuffer_offset - 4..m.flatbuffer_offset + m.flatbuffer_len];
+/// let b = Module::parse(bare).unwrap();
+/// assert_eq!((b.container, b.name), (Container::Bare, "module"));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Container<'a> {
     /// A ZIP whose first entry (named here) holds the FlatBuffer.
@@ -177,6 +205,20 @@ pub enum Container<'a> {
 }
 
 /// A function signature: its calling convention and reflection attributes.
+///
+/// ```
+/// use fnabi_abi::cconv::{CconvItem, CconvType};
+/// use fnabi_abi::vmfb::Module;
+/// let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../fnabi/tests/fixtures/iree/add.vmfb")).unwrap();
+/// let m = Module::parse(&bytes).unwrap();
+/// // scale(tensor<4xf32>, f32) -> tensor<4xf32>: a ref and an f32 in, a ref out
+/// let sig = &m.export("scale").unwrap().signature;
+/// let cc = sig.cconv().unwrap().unwrap();
+/// assert_eq!(cc.args(), &[CconvItem::Single(CconvType::Ref), CconvItem::Single(CconvType::F32)]);
+/// let decl = sig.declaration().unwrap().unwrap();
+/// assert_eq!((decl.name.as_str(), decl.args.len(), decl.results.len()), ("scale", 2, 1));
+/// assert!(sig.reflection().is_none()); // no `iree.abi` records in this module
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Signature<'a> {
     /// The calling-convention string (`0rr_r`), when present.
@@ -209,6 +251,17 @@ impl<'a> Signature<'a> {
 }
 
 /// An exported function.
+///
+/// ```
+/// use fnabi_abi::vmfb::Module;
+/// let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../fnabi/tests/fixtures/iree/add.vmfb")).unwrap();
+/// let m = Module::parse(&bytes).unwrap();
+/// // add.mlir defines add, add_one, scale and add_i32; the compiler adds __init
+/// let mut names: Vec<&str> = m.exports.iter().map(|e| e.name).collect();
+/// names.sort();
+/// assert_eq!(names, ["__init", "add", "add_i32", "add_one", "scale"]);
+/// assert_eq!(m.export("add_i32").unwrap().signature.calling_convention, Some("0ii_i"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Export<'a> {
     /// The name (without the module prefix).
@@ -220,6 +273,16 @@ pub struct Export<'a> {
 }
 
 /// An imported function.
+///
+/// ```
+/// use fnabi_abi::vmfb::Module;
+/// let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../fnabi/tests/fixtures/iree/add.vmfb")).unwrap();
+/// let m = Module::parse(&bytes).unwrap();
+/// // every import of a compiled module is a HAL function
+/// assert!(m.imports.iter().all(|i| i.full_name.starts_with("hal.")));
+/// let create = m.imports.iter().find(|i| i.full_name == "hal.fence.create").unwrap();
+/// assert!(!create.is_optional());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Import<'a> {
     /// The fully qualified name (`hal.buffer_view.create`).
@@ -239,6 +302,14 @@ impl Import<'_> {
 }
 
 /// A module this module depends on.
+///
+/// ```
+/// use fnabi_abi::vmfb::Module;
+/// let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../fnabi/tests/fixtures/iree/add.vmfb")).unwrap();
+/// let m = Module::parse(&bytes).unwrap();
+/// let hal = m.dependencies.iter().find(|d| d.name == "hal").unwrap();
+/// assert!(!hal.is_optional());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dependency<'a> {
     /// The module name (`hal`).
@@ -258,6 +329,17 @@ impl Dependency<'_> {
 }
 
 /// What a `.vmfb` file declares.
+///
+/// ```
+/// use fnabi_abi::vmfb::Module;
+/// let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../fnabi/tests/fixtures/iree/add.vmfb")).unwrap();
+/// let m = Module::parse(&bytes).unwrap();
+/// // the ZIP's first entry starts at 64 with a 4-byte size prefix (7292, as
+/// // Python's zipfile lists module.fb)
+/// assert_eq!((m.flatbuffer_offset, m.flatbuffer_len), (68, 7292));
+/// assert_eq!(&bytes[m.flatbuffer_offset + 4..m.flatbuffer_offset + 8], b"IREE");
+/// assert!(m.types.contains(&"!hal.buffer_view"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Module<'a> {
     /// How the FlatBuffer is stored.

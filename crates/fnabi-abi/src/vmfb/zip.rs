@@ -16,6 +16,19 @@ const CENTRAL_SIZE: usize = 46;
 const LOCAL_SIZE: usize = 30;
 
 /// One checked entry of the archive.
+///
+/// ```
+/// use fnabi_abi::vmfb::zip::{crc32, verify};
+/// let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../fnabi/tests/fixtures/iree/add.vmfb")).unwrap();
+/// let entries = verify(&bytes).unwrap();
+/// // as Python's zipfile lists them
+/// assert_eq!(entries[0].name, "module.fb");
+/// assert_eq!((entries[0].size, entries[0].crc32), (7292, 0x4478_55b9));
+/// assert_eq!((entries[1].name, entries[1].size), ("add_linked_embedded_elf_x86_64.so", 4800));
+/// let e = &entries[1];
+/// assert_eq!(crc32(&bytes[e.data_offset..e.data_offset + e.size]), e.crc32);
+/// assert_eq!(crc32(b"123456789"), 0xCBF4_3926); // the standard CRC-32 check value
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ZipEntry<'a> {
     /// The entry's name.

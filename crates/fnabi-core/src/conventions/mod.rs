@@ -106,6 +106,17 @@ impl crate::bind::Parameters for RecordParameters<'_> {
 }
 
 /// The type of one parameter or result.
+///
+/// ```
+/// use fnabi_abi::reflection::FunctionReflection;
+/// use fnabi_core::conventions::{FunctionAbi, ParamType};
+/// let f = FunctionReflection::parse(r#"{"a": [["ndarray", "f32", 2, null, 3]], "r": ["i64"], "v": 1}"#).unwrap();
+/// let abi = FunctionAbi::from_reflection(&f);
+/// let ty = &abi.params().unwrap()[0].ty;
+/// assert!(matches!(ty, ParamType::Record(_)));
+/// assert_eq!(ty.to_string(), "f32[?x3]");
+/// assert_eq!(abi.results().unwrap()[0].to_string(), "i64");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ParamType {
     /// Typed by a record (from `iree.abi`, or derived from the declaration).
@@ -125,6 +136,17 @@ impl fmt::Display for ParamType {
 }
 
 /// One parameter: an optional keyword name and a type.
+///
+/// ```
+/// use fnabi_abi::reflection::FunctionReflection;
+/// use fnabi_core::conventions::FunctionAbi;
+/// let f = FunctionReflection::parse(r#"{"a": ["i32", ["named", "alpha", "f32"]], "r": [], "v": 1}"#).unwrap();
+/// let abi = FunctionAbi::from_reflection(&f);
+/// let params = abi.params().unwrap();
+/// assert_eq!(params[0].name, None);
+/// assert_eq!(params[1].name.as_deref(), Some("alpha"));
+/// assert_eq!(params[1].ty.to_string(), "f32");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Param {
     /// The keyword name (`named` records).
@@ -149,6 +171,23 @@ pub struct Param {
 /// Either way the host result has the record's shape: a list for `slist`,
 /// a tuple for `stuple`, a dict for `sdict` (IREE's runtime returns a
 /// tuple in all three cases).
+///
+/// ```
+/// use fnabi_abi::reflection::FunctionReflection;
+/// use fnabi_core::conventions::{FunctionAbi, ResultPacking};
+/// use fnabi_core::vm::{Variant, VmList};
+/// use fnabi_core::Value;
+/// let f = FunctionReflection::parse(r#"{"a": [], "r": [["stuple", "i32", "i32"]], "v": 1}"#).unwrap();
+/// let abi = FunctionAbi::from_reflection(&f);
+/// let pair = Value::Tuple(vec![Value::Int(1), Value::Int(2)]);
+/// // IREE's flat reading: the tuple's two slots are the two VM results...
+/// assert_eq!(abi.unpack_results(vec![Variant::I32(1), Variant::I32(2)]).unwrap(), pair);
+/// // ...the literal one: the tuple is one VM list. Auto reads both.
+/// let list = VmList::from_variants(vec![Variant::I32(1), Variant::I32(2)]);
+/// assert_eq!(abi.unpack_results(vec![Variant::list(list.clone())]).unwrap(), pair);
+/// let flat = abi.with_result_packing(ResultPacking::Flat);
+/// assert!(flat.unpack_results(vec![Variant::list(list)]).is_err());
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum ResultPacking {
     /// Flat when the VM results are not exactly one list, nested otherwise.
@@ -161,6 +200,14 @@ pub enum ResultPacking {
 }
 
 /// Where a function's types come from.
+///
+/// ```
+/// use fnabi_core::conventions::{AbiMode, FunctionAbi};
+/// let abi = FunctionAbi::from_attrs([("iree.abi", r#"{"a": ["f32"], "r": [], "v": 1}"#)]).unwrap();
+/// assert_eq!(abi.mode(), AbiMode::Reflection);
+/// let none: [(&str, &str); 0] = [];
+/// assert_eq!(FunctionAbi::from_attrs(none).unwrap().mode(), AbiMode::Dynamic);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AbiMode {
     /// `iree.abi` records.
@@ -172,6 +219,27 @@ pub enum AbiMode {
 }
 
 /// One function's calling convention (see the [module docs](self)).
+///
+/// In dynamic mode values convert by their host kind, as IREE's runtime
+/// does it; with records, keywords bind and values are checked:
+///
+/// ```
+/// use fnabi_abi::reflection::FunctionReflection;
+/// use fnabi_core::conventions::FunctionAbi;
+/// use fnabi_core::vm::Variant;
+/// use fnabi_core::Value;
+/// let dynamic = FunctionAbi::dynamic();
+/// let args = [Value::from(1), Value::from(2.5), Value::from("hi")];
+/// let vm = dynamic.pack_args(&args).unwrap();
+/// assert_eq!(vm.to_string(), "list<?>[i64 1, f64 2.5, list<i8>[i8 104, i8 105]]");
+///
+/// let f = FunctionReflection::parse(r#"{"a": ["i8", ["named", "scale", "f32"]], "r": ["i8"], "v": 1}"#).unwrap();
+/// let abi = FunctionAbi::from_reflection(&f);
+/// let args = abi.bind(vec![Value::from(3)], [("scale", Value::from(0.5))]).unwrap();
+/// assert_eq!(abi.pack_args(&args).unwrap().to_string(), "list<?>[i8 3, f32 0.5]");
+/// assert!(abi.pack_args(&[Value::from(250), Value::from(0.5)]).is_err()); // 250 > i8::MAX
+/// assert_eq!(abi.unpack_results(vec![Variant::I8(-4)]).unwrap(), Value::Int(-4));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct FunctionAbi {
     mode: AbiMode,

@@ -8,6 +8,35 @@ use super::*;
 /// Views borrow the arguments (they cannot outlive the call); a mutable
 /// view borrows them exclusively, so at most one exists at a time and no
 /// read-only view coexists with it.
+///
+/// ```
+/// use fnabi_mlir::{Arg, HostFunctions, MlirLibrary};
+/// use fnabi_core::{Array, Value};
+/// let src = r#"
+///   func.func private @fill(memref<3xi32>, i32)
+///   func.func @run(%out: memref<3xi32>) {
+///     %c = arith.constant 7 : i32
+///     func.call @fill(%out, %c) : (memref<3xi32>, i32) -> ()
+///     return
+///   }"#;
+/// let mut host = HostFunctions::new();
+/// host.register("fill", |args| {
+///     assert_eq!((args.name(), args.len()), ("fill", 2));
+///     assert_eq!(args.ty().to_string(), "(memref<3xi32>, i32) -> ()");
+///     let v = args.int(1)? as i32;
+///     let mut out = args.array_mut(0)?; // destination-passing: write the caller's memory
+///     for (i, x) in out.as_mut_slice::<i32>()?.iter_mut().enumerate() {
+///         *x = v + i as i32;
+///     }
+///     Ok(vec![])
+/// });
+/// // SAFETY: the module writes only its memref argument.
+/// let lib = unsafe { MlirLibrary::compile_with_host(src, &host)? };
+/// let mut out = Array::zeros(fnabi_core::DType::I32, &[3])?;
+/// lib.function("run")?.call(&mut [Arg::Mut(&mut out)])?;
+/// assert_eq!(out.to_vec::<i32>()?, [7, 8, 9]);
+/// # Ok::<(), fnabi_core::Error>(())
+/// ```
 pub struct HostArgs<'a> {
     pub(super) slot: &'a Slot,
     pub(super) words: &'a [u64],

@@ -207,6 +207,32 @@ impl HostFunctions {
 }
 
 /// A marker error: the host function panicked (the payload's message).
+///
+/// ```
+/// use fnabi_mlir::{Arg, HostFunctions, HostPanic, MlirError, MlirLibrary};
+/// let src = r#"
+///   func.func private @check(i64) -> i64
+///   func.func @run(%x: i64) -> i64 {
+///     %y = func.call @check(%x) : (i64) -> i64
+///     return %y : i64
+///   }"#;
+/// let mut host = HostFunctions::new();
+/// host.register("check", |args| {
+///     let x = args.int(0)?;
+///     assert!(x >= 0, "negative input {x}");
+///     Ok(vec![fnabi_core::Value::Int(x)])
+/// });
+/// // SAFETY: the module only calls the host function.
+/// let lib = unsafe { MlirLibrary::compile_with_host(src, &host)? };
+/// let run = lib.function("run")?;
+/// assert_eq!(run.call(&mut [Arg::Int(4)])?[0], fnabi_core::Value::Int(4));
+/// let e = run.call(&mut [Arg::Int(-1)]).unwrap_err(); // (the panic hook prints the message)
+/// let Some(MlirError::HostFunction { name, source }) = e.backend_error::<MlirError>() else { panic!("{e}") };
+/// assert_eq!(name, "check");
+/// let panic = source.downcast_ref::<HostPanic>().unwrap();
+/// assert_eq!(panic.0, "negative input -1");
+/// # Ok::<(), fnabi_core::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct HostPanic(pub String);
 

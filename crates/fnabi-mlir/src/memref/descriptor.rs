@@ -110,6 +110,15 @@ impl<T, const N: usize> MemRefDescriptor<T, N> {
 }
 
 /// An unranked memref: the rank and a pointer to a ranked descriptor.
+///
+/// ```
+/// use fnabi_mlir::memref::{DynMemRef, UnrankedMemRef};
+/// // what a `memref<*xf32>` argument of rank 3 points to
+/// let d = DynMemRef::new(3);
+/// let u = UnrankedMemRef { rank: 3, descriptor: d.as_ptr().cast_mut() };
+/// assert_eq!(std::mem::size_of::<UnrankedMemRef>(), 16); // {i64, ptr}
+/// assert_eq!(u.rank as usize, d.rank());
+/// ```
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct UnrankedMemRef {
@@ -121,6 +130,25 @@ pub struct UnrankedMemRef {
 
 /// A ranked descriptor whose rank is known at run time: `3 + 2·rank` words
 /// laid out exactly like the C struct, inline (no allocation) up to rank 6.
+///
+/// ```
+/// use fnabi_mlir::memref::{fill_descriptor, DynMemRef};
+/// use fnabi_mlir::MlirType;
+/// use fnabi_core::Array;
+/// // the transpose of a 2x3 array, for a fully strided memref<?x?xi32>
+/// let a = Array::from_vec(&[2, 3], vec![0i32, 1, 2, 3, 4, 5]).unwrap();
+/// let t = a.permuted(&[1, 0]).unwrap();
+/// let MlirType::MemRef(ty) = "memref<?x?xi32, strided<[?, ?], offset: ?>>".parse().unwrap() else { unreachable!() };
+/// let mut d = DynMemRef::new(2);
+/// assert!(fill_descriptor(&t, &ty, d.words_mut()).unwrap());
+/// assert_eq!((d.rank(), d.offset(), d.sizes(), d.strides()), (2, 0, &[3, 2][..], &[1, 3][..]));
+/// // element [2, 1] of the transpose is element [1, 2] of `a`: 5, at 2·1 + 1·3
+/// assert_eq!(d.linear_index(&[2, 1]).unwrap(), 5);
+/// assert_eq!(d.aligned(), a.as_ptr() as usize);
+/// // an identity layout needs dense row-major data: the transpose must be converted
+/// let MlirType::MemRef(dense) = "memref<3x2xi32>".parse().unwrap() else { unreachable!() };
+/// assert!(!fill_descriptor(&t, &dense, d.words_mut()).unwrap());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DynMemRef {
     words: SmallVec<[i64; 15]>,

@@ -6,6 +6,15 @@
 use super::*;
 
 /// The memory of one memref argument, for recognising results that alias it.
+///
+/// ```
+/// use fnabi_mlir::memref::{DynMemRef, InputMemory};
+/// use fnabi_core::Array;
+/// let a = Array::from_vec(&[4], vec![1.0f64, 2.0, 3.0, 4.0]).unwrap();
+/// let d = DynMemRef::new(1); // (filled by `fill_descriptor` in a real call)
+/// let m = InputMemory { array: &a, allocated: d.allocated() };
+/// assert_eq!(m.array.len(), 4);
+/// ```
 pub struct InputMemory<'r> {
     /// The array passed (or its converted copy).
     pub array: &'r Array<'r>,
