@@ -275,7 +275,8 @@ fn load_vmfb(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliError
         ModuleSource::File(p) => crate::read_file(p).map_err(|e| CliError(format!("cannot read {label}: {e}")))?,
         ModuleSource::Stdin(b) => b.clone(),
     };
-    let module = crate::run_iree::load(&bytes, &label, &args.device).map_err(CliError)?;
+    let module =
+        crate::run_iree::load(&bytes, &label, &args.device).map_err(|e| crate::runtime_report(e, args.verbose))?;
     let name = match &args.function {
         Some(f) => f.clone(),
         None => {
