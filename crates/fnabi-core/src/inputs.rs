@@ -18,7 +18,7 @@
 //! assert_eq!(values[1].as_array().unwrap().to_string(), "2xf32=1.5 1.5");
 //! assert_eq!(values.len(), 4);
 //! let e = InputReader::new(&files).push("2xf32=@y.bin").unwrap_err();
-//! assert_eq!(e.to_string(), "--input 0 (2xf32=@y.bin): y.bin: no such file");
+//! assert_eq!(e.to_string(), "--input 0 (2xf32=@y.bin): no such file");
 //! ```
 
 use crate::error::{Error, ErrorKind};
