@@ -40,6 +40,7 @@ LAYERS = {
         ["nest"],
         ["vm"],
         ["conventions", "function"],
+        ["inputs"],
         ["lib"],
     ],
     "crates/fnabi-mlir/src": [

@@ -23,7 +23,8 @@ done
 # nesting of every format through the CLI (~5 s).
 scripts/probe.sh target/debug/fnabi
 # Every fuzz target: its committed corpus replayed, then 8 s of fuzzing
-# (cargo-fuzz on stable through RUSTC_BOOTSTRAP=1): ~2 min of runs after the
-# sanitizer build (~3-4 min on 2 cores) and, once, cargo-fuzz's install (~1.5 min).
+# (cargo-fuzz on stable through RUSTC_BOOTSTRAP=1): ~2.5 min of runs after the
+# sanitizer build (~3-4 min on 2 cores, ~1 more for the IREE runtime vmfb_run
+# links) and, once, cargo-fuzz's install (~1.5 min).
 scripts/fuzz-ci.sh
 echo "fnabi: all tests passed"

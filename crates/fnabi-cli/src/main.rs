@@ -144,7 +144,13 @@ pub fn read_stdin(bytes: &mut Vec<u8>) -> Result<(), String> {
 /// A failed call as one line: a runtime's own report (IREE's status with
 /// its VM stack trace) is cut to its first line unless `verbose`.
 pub fn run_error(e: fnabi::Error, verbose: bool) -> CliError {
-    let msg = e.to_string();
+    runtime_report(e.to_string(), verbose)
+}
+
+/// A runtime's report as one line (its first, unless `verbose`): a failed
+/// call, or a module whose loading failed inside IREE's runtime (which adds
+/// its VM stack trace).
+pub fn runtime_report(msg: String, verbose: bool) -> CliError {
     match msg.split_once('\n') {
         Some((first, _)) if !verbose => CliError(format!("{} (--verbose for the full report)", first.trim_end())),
         _ => CliError(msg.trim_end().to_owned()),

@@ -9,17 +9,18 @@
 //! ignores, `@FILE` writes, `+FILE` appends; `.npy` files in numpy's
 //! format, others the raw bytes) and `--output-max-element-count=N` (long
 //! arrays print elided as IREE elides them). Structured arguments come in
-//! one JSON file (`--inputs`): see [`read_arguments`]. Results print one line
+//! one JSON file (`--inputs`): see [`fnabi::inputs::arguments_from_json`]
+//! (the forms of both are read by [`fnabi::inputs`]). Results print one line
 //! per leaf in IREE's text form (prefixed with their index path when the
 //! result is structured), or as JSON (`--output json`), and `--npy-dir DIR`
 //! also saves every array.
 
 use crate::CliError;
 use clap::Args;
+use fnabi::inputs::{self, HostFiles};
 use fnabi::mlir::{CompileOptions, MlirModule};
 use fnabi::structure::{IndexPath, PathKey};
 use fnabi::{Array, Dict, Function, Value};
-use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -310,7 +311,8 @@ fn load_vmfb(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliError
         ModuleSource::File(p) => crate::read_file(p).map_err(|e| CliError(format!("cannot read {label}: {e}")))?,
         ModuleSource::Stdin(b) => b.clone(),
     };
-    let module = crate::run_iree::load(&bytes, &label, &args.device).map_err(CliError)?;
+    let module =
+        crate::run_iree::load(&bytes, &label, &args.device).map_err(|e| crate::runtime_report(e, args.verbose))?;
     iree_function(args, &module, &label)
 }
 
@@ -339,7 +341,7 @@ fn load_mlir_on_iree(args: &RunArgs, source: &ModuleSource) -> Result<Function, 
         device: &args.device,
         print_command: args.print_pipeline,
     };
-    let module = crate::run_iree::compile(&request).map_err(CliError)?;
+    let module = crate::run_iree::compile(&request).map_err(|e| crate::runtime_report(e, args.verbose))?;
     iree_function(args, &module, &label)
 }
 
@@ -374,178 +376,6 @@ fn iree_function(args: &RunArgs, module: &fnabi_iree::IreeModule, label: &str) -
 #[cfg(not(feature = "iree"))]
 fn load_vmfb(_args: &RunArgs, source: &ModuleSource) -> Result<Function, CliError> {
     Err(CliError(format!("{} is an IREE module, but this fnabi was built without the `iree` feature", source.label())))
-}
-
-/// Where each file named by `--input`s was read up to: raw files by byte
-/// offset, `.npy` files (held in memory) by the offset of their next array.
-#[derive(Default)]
-struct InputFiles {
-    raw: HashMap<PathBuf, usize>,
-    npy: HashMap<PathBuf, (fnabi::memory::ByteBuffer, usize)>,
-}
-
-/// Reads one `--input` into `values`, as `iree-run-module` reads it:
-/// `@FILE.npy` (the file's first array), `+FILE.npy` (its next array),
-/// `*FILE.npy` (all its following arrays, one input each), raw bytes
-/// `SHAPExTYPE=@FILE` (or `=+FILE`, continuing where the previous input
-/// from FILE ended), `(null)`, or IREE's text form.
-fn parse_input(i: usize, text: &str, files: &mut InputFiles, values: &mut Vec<Value<'static>>) -> Result<(), CliError> {
-    if let Some(rest) = text.strip_prefix(['@', '+', '*']) {
-        let path = Path::new(rest);
-        let bad = |e: fnabi::Error| CliError(format!("--input {i} ({text}): {e}"));
-        let (file, at) = match (text.as_bytes()[0], files.npy.get(path)) {
-            (b'+' | b'*', Some((file, at))) => (file.clone(), *at),
-            _ => (fnabi::memory::ByteBuffer::read_file(path).map_err(bad)?, 0),
-        };
-        let all = text.starts_with('*');
-        let mut at = at;
-        loop {
-            if all && at == file.len() {
-                break;
-            }
-            let (a, next) = fnabi::npy::read_at(&file, at).map_err(|e| {
-                if at == file.len() {
-                    CliError(format!("--input {i} ({text}): no array is left in the file (it has {at} bytes)"))
-                } else {
-                    bad(e)
-                }
-            })?;
-            values.push(Value::from(a));
-            at = next;
-            if !all {
-                break;
-            }
-        }
-        files.npy.insert(path.to_path_buf(), (file, at));
-        return Ok(());
-    }
-    if text.trim() == "(null)" {
-        values.push(Value::None);
-        return Ok(());
-    }
-    if text.starts_with('&') {
-        return Err(CliError(format!(
-            "--input {i} ({text}): output storage buffers (iree-run-module's `&` inputs) are not supported: \
-             fnabi allocates every result itself"
-        )));
-    }
-    if let Some((header, body)) = text.split_once('=') {
-        let body = body.trim();
-        if let Some((cont, path)) =
-            body.strip_prefix('@').map(|p| (false, p)).or(body.strip_prefix('+').map(|p| (true, p)))
-        {
-            values.push(raw_input(i, header, Path::new(path), cont, &mut files.raw)?);
-            return Ok(());
-        }
-    }
-    values.push(fnabi::text::parse_value(text).map_err(|e| CliError(format!("--input {i} {text:?} {e}")))?);
-    Ok(())
-}
-
-/// A dense C-order array of the type `header` (`2x3xf32`) from the bytes
-/// of `path`, at its start or (`cont`) where the previous input stopped.
-fn raw_input(
-    i: usize,
-    header: &str,
-    path: &Path,
-    cont: bool,
-    offsets: &mut HashMap<PathBuf, usize>,
-) -> Result<Value<'static>, CliError> {
-    let bad = |msg: String| {
-        CliError(format!("--input {i} ({header}={}{}): {msg}", if cont { '+' } else { '@' }, path.display()))
-    };
-    let mut parts: Vec<&str> = header.trim().split('x').collect();
-    let ty = parts.pop().unwrap_or_default();
-    let dtype = fnabi::text::dtype_from_name(ty).ok_or_else(|| bad(format!("unknown element type {ty:?}")))?;
-    let shape = parts
-        .iter()
-        .map(|d| d.parse::<usize>().map_err(|_| bad(format!("{d:?} is not a dimension"))))
-        .collect::<Result<Vec<_>, _>>()?;
-    let n = shape
-        .iter()
-        .try_fold(dtype.size(), |acc, &d| acc.checked_mul(d))
-        .ok_or_else(|| bad("the shape is too large".into()))?;
-    let start = if cont { offsets.get(path).copied().unwrap_or(0) } else { 0 };
-    let bytes = crate::read_file(path).map_err(bad)?;
-    let chunk = bytes
-        .get(start..start.saturating_add(n))
-        .ok_or_else(|| bad(format!("needs {n} bytes from byte {start}, but the file has {} bytes", bytes.len())))?;
-    offsets.insert(path.to_path_buf(), start + n);
-    let buf = fnabi::memory::ByteBuffer::copy_from_slice(chunk)?;
-    Ok(Value::from(buf.array(dtype, &shape, None, 0).map_err(|e| bad(e.to_string()))?))
-}
-
-/// The arguments a JSON inputs file stands for: `{"$args": [...],
-/// "$kwargs": {...}}` (either key may be left out) is both; otherwise a list
-/// is the positional arguments, an object the keyword arguments, and
-/// anything else the one argument. A string `"@FILE.npy"` anywhere is that
-/// file's array (`"@@…"` is a string starting with `@`).
-fn read_arguments(path: &Path) -> Result<(Vec<Value<'static>>, Dict<'static>), CliError> {
-    let bytes = if path == Path::new("-") {
-        let mut v = Vec::new();
-        crate::read_stdin(&mut v).map_err(|e| CliError(format!("cannot read stdin: {e}")))?;
-        v
-    } else {
-        crate::read_file(path).map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))?
-    };
-    let label = path.display();
-    let v = fnabi::json::from_slice(&bytes).map_err(|e| CliError(format!("{label}: {e}")))?;
-    let v = resolve_files(v, &mut Vec::new()).map_err(|e| CliError(format!("{label}: {}", e.0)))?;
-    let is_call =
-        matches!(&v, Value::Dict(d) if !d.is_empty() && d.keys().all(|k| &**k == "$args" || &**k == "$kwargs"));
-    if !is_call {
-        return Ok(fnabi::function::split_arguments(v));
-    }
-    let Value::Dict(d) = v else { unreachable!("checked above") };
-    let mut args = Vec::new();
-    let mut kwargs = Dict::new();
-    for (k, v) in d.into_iter() {
-        match (&*k, v) {
-            ("$args", Value::List(items) | Value::Tuple(items)) => args = items,
-            ("$kwargs", Value::Dict(d)) => kwargs = d,
-            (k, v) => {
-                let wants = if k == "$args" { "a list" } else { "an object" };
-                return Err(CliError(format!("{label}: {k} takes {wants}, got {}", v.kind())));
-            }
-        }
-    }
-    Ok((args, kwargs))
-}
-
-/// Replaces every string `"@FILE.npy"` inside `v` by the array in FILE.
-fn resolve_files(v: Value<'static>, path: &mut Vec<PathKey>) -> Result<Value<'static>, CliError> {
-    let mut within = |key: PathKey, item: Value<'static>| {
-        path.push(key);
-        let r = resolve_files(item, path);
-        path.pop();
-        r
-    };
-    Ok(match v {
-        Value::Str(s) if s.starts_with("@@") => Value::Str(s[1..].to_owned()),
-        Value::Str(s) if s.starts_with('@') => {
-            let file = &s[1..];
-            let a = fnabi::npy::read_file(file).map_err(|e| {
-                let at = if path.is_empty() { String::new() } else { format!("at {}: ", IndexPath(path.clone())) };
-                CliError(format!("{at}{e}"))
-            })?;
-            Value::from(a)
-        }
-        Value::List(items) => Value::List(
-            items.into_iter().enumerate().map(|(i, x)| within(PathKey::Index(i), x)).collect::<Result<_, _>>()?,
-        ),
-        Value::Tuple(items) => Value::Tuple(
-            items.into_iter().enumerate().map(|(i, x)| within(PathKey::Index(i), x)).collect::<Result<_, _>>()?,
-        ),
-        Value::Dict(d) => {
-            let mut out = Dict::with_capacity(d.len());
-            for (k, x) in d.into_iter() {
-                let x = within(PathKey::Name(k.clone()), x)?;
-                out.push_unique(k, x);
-            }
-            Value::Dict(out)
-        }
-        other => other,
-    })
 }
 
 /// The leaves of a result value with their index paths (containers are
@@ -690,15 +520,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     let source = module_source(&args)?;
     let function = load_function(&args, &source)?;
     let (pos, kw) = match &args.inputs {
-        Some(path) => read_arguments(path)?,
-        None => {
-            let mut files = InputFiles::default();
-            let mut values = Vec::with_capacity(args.input.len());
-            for (i, t) in args.input.iter().enumerate() {
-                parse_input(i, t, &mut files, &mut values)?;
-            }
-            (values, Dict::new())
+        Some(path) if path == Path::new("-") => {
+            let mut bytes = Vec::new();
+            crate::read_stdin(&mut bytes).map_err(|e| CliError(format!("cannot read stdin: {e}")))?;
+            inputs::arguments_from_json(&bytes, "-", &HostFiles)?
         }
+        Some(path) => inputs::read_arguments(path, &HostFiles)?,
+        None => (inputs::read_inputs(&args.input, &HostFiles)?, Dict::new()),
     };
     // Plain lists and bare numbers become the arrays the signature expects.
     let (pos, kw) = match function.input_params() {

@@ -19,6 +19,8 @@
 //! - [`vm`], [`conventions`]: the IREE VM value model, host values ⇄ VM values;
 //! - [`function`]: [`Function`], one compiled function called with host
 //!   values, and the [`function::Backend`] trait every backend implements;
+//! - [`inputs`]: a call's arguments from their command-line forms (`--input`
+//!   specs, JSON files with `"@FILE.npy"`), files read through a trait;
 //! - [`error`]: [`Error`], the one boxed error of a call;
 //! - [`cache`], [`progress`]: the on-disk compile cache and the progress line
 //!   of a long compile, which the compiling backends share.
@@ -37,6 +39,7 @@ pub mod deferred;
 pub mod error;
 pub mod extract;
 pub mod function;
+pub mod inputs;
 pub mod json;
 pub mod layout;
 pub mod memory;

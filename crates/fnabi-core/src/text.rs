@@ -256,22 +256,28 @@ impl<'s> Iterator for Tokens<'s> {
 
 /// Brackets must be IREE's output form, optionally inside one outer pair.
 fn check_brackets(toks: &[Tok<'_>], shape: &[usize], end: usize) -> Result<(), ParseError> {
-    // The expected sequence of b'[' b']' b'n' for the output form.
-    fn expected_form(dims: &[usize], out: &mut Vec<u8>) {
+    // The expected sequence of b'[' b']' b'n' for the output form, cut
+    // after `cap` bytes: a longer one matches no tokens anyway, and an
+    // array with a 0 dim has no elements however large its other dims,
+    // whose form would otherwise take their product to write.
+    fn expected_form(dims: &[usize], cap: usize, out: &mut Vec<u8>) {
         match dims {
             [] => out.push(b'n'),
-            [n] => out.extend(std::iter::repeat_n(b'n', *n)),
+            [n] => out.extend(std::iter::repeat_n(b'n', (*n).min(cap.saturating_sub(out.len()) + 1))),
             [n, rest @ ..] => {
                 for _ in 0..*n {
+                    if out.len() > cap {
+                        return;
+                    }
                     out.push(b'[');
-                    expected_form(rest, out);
+                    expected_form(rest, cap, out);
                     out.push(b']');
                 }
             }
         }
     }
     let mut form = Vec::new();
-    expected_form(shape, &mut form);
+    expected_form(shape, toks.len() + 2, &mut form);
     let got: Vec<u8> = toks
         .iter()
         .map(|t| match t {
@@ -867,6 +873,23 @@ mod tests {
 
     fn err(s: &str) -> String {
         parse_value(s).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn brackets_of_empty_arrays_with_huge_dims_are_checked_at_once() {
+        // Found by the `input_spec` fuzz target: no elements (a 0 dim), so no
+        // byte limit applies, but the bracket form of the dims before the 0
+        // took their product (~10^20 steps) to write.
+        let t = "2x32x022222222x92x0x3202222222x92x0002x92x32xi32=[";
+        let start = std::time::Instant::now();
+        assert_eq!(
+            err(t),
+            "at byte 50: brackets do not follow the shape [2, 32, 22222222, 92, 0, 3202222222, 92, 2, 92, 32] (write the values flat, or as IREE prints them)"
+        );
+        assert!(err("1000000000x1000000000x0xf32=[][]").contains("brackets do not follow"));
+        assert!(start.elapsed() < std::time::Duration::from_secs(1), "{:?}", start.elapsed());
+        assert_eq!(round("2x0xf32=[][]"), "2x0xf32=[][]");
+        assert_eq!(round("2x2x0xf32=[[][]][[][]]"), "2x2x0xf32=[[][]][[][]]");
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //! | layer | crate | modules here |
 //! | --- | --- | --- |
 //! | the pure ABI (no FFI, `forbid(unsafe_code)`) | `fnabi-abi` | [`mangle`], [`scalar`], [`raw`], [`attrs`], [`sip`], [`reflection`], [`cconv`], [`vmfb`] (and the tree of [`structure`], the headers of [`mlir`]) |
-//! | host values and the call path | `fnabi-core` | [`value`], [`array`](mod@array), [`structure`], [`buffer`], [`layout`], [`memory`], [`deferred`], [`tensor`], [`npy`], [`text`], [`json`], [`nest`], `ndarray`, [`vm`], [`conventions`], [`function`], [`error`] |
+//! | host values and the call path | `fnabi-core` | [`value`], [`array`](mod@array), [`structure`], [`buffer`], [`layout`], [`memory`], [`deferred`], [`tensor`], [`npy`], [`text`], [`json`], [`nest`], `ndarray`, [`vm`], [`conventions`], [`function`], [`inputs`], [`error`] |
 //! | the MLIR backend | `fnabi-mlir` | [`mlir`], [`memref`], [`elf`] |
 //! | the IREE backend | `fnabi-iree` | (a crate of its own: it builds IREE's C runtime) |
 //!
@@ -30,8 +30,8 @@ pub use fnabi_abi::{attrs, cconv, limits, mangle, raw, reflection, scalar, sip, 
 #[cfg(feature = "ndarray")]
 pub use fnabi_core::ndarray;
 pub use fnabi_core::{
-    array, buffer, coerce, conventions, deferred, error, function, json, layout, memory, nest, npy, structure, tensor,
-    text, value, vm,
+    array, buffer, coerce, conventions, deferred, error, function, inputs, json, layout, memory, nest, npy, structure,
+    tensor, text, value, vm,
 };
 pub use fnabi_mlir::{elf, memref};
 

@@ -459,6 +459,32 @@ fn truncated_and_bit_flipped_zips_are_caught_by_their_sizes_and_crc32() {
     }
 }
 
+/// Found by the `vmfb_run` fuzz target: a bit flipped in a central directory
+/// entry's compression method (or its encryption flag) made the CRC-32
+/// check skip that entry, so flips of the FlatBuffer reached IREE's runtime
+/// (SIGSEGV in its embedded ELF loader). Every entry of a `.vmfb` is stored.
+#[test]
+fn compressed_or_encrypted_entries_are_refused_so_the_crc32_always_applies() {
+    let bytes = fixture("add");
+    // The central directory's entries (IREE writes ZIP64, whose end record
+    // holds no offset): each entry's flags are at its byte 8, its method at 10.
+    let entries: Vec<usize> = (0..bytes.len() - 4).filter(|&i| &bytes[i..i + 4] == b"PK\x01\x02").collect();
+    assert_eq!(entries.len(), 2);
+    // With a byte of that entry's data flipped too: the FlatBuffer, the executable.
+    for (entry, data) in entries.into_iter().zip([3451, 9000]) {
+        for (field, bit, why) in
+            [(10, 12, "a compressed entry"), (10, 3, "a compressed entry"), (8, 0, "an encrypted entry")]
+        {
+            let mut b = bytes.clone();
+            b[entry + field + bit / 8] ^= 1 << (bit % 8);
+            b[data] ^= 0x0b;
+            let e = Module::parse(&b).unwrap_err();
+            assert_eq!(e.kind(), &VmfbErrorKind::UnsupportedZip(why), "{e}");
+            assert_eq!(e.offset(), entry + field);
+        }
+    }
+}
+
 fn e_crc(data: &[u8]) -> u32 {
     // zlib's CRC-32, computed bit by bit (independent of the table-driven one).
     let mut c = !0u32;

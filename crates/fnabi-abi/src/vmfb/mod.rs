@@ -84,7 +84,7 @@ pub enum VmfbErrorKind {
         available: usize,
     },
     /// A ZIP feature the reader does not follow (a compressed or encrypted
-    /// first entry; IREE stores its entries).
+    /// entry; IREE stores its entries).
     UnsupportedZip(&'static str),
     /// The FlatBuffer's file identifier is not `IREE`.
     BadIdentifier([u8; 4]),

@@ -86,8 +86,9 @@ fn find_eocd(b: &[u8]) -> Result<usize, VmfbError> {
         .ok_or_else(|| bad(b.len(), "an end-of-central-directory record at the end of the file (is it truncated?)"))
 }
 
-/// Checks the whole archive: structure, bounds and every stored entry's
-/// CRC-32. Returns the entries in central-directory order.
+/// Checks the whole archive: structure, bounds, that every entry is stored
+/// (neither compressed nor encrypted) and its CRC-32. Returns the entries
+/// in central-directory order.
 pub fn verify(b: &[u8]) -> Result<Vec<ZipEntry<'_>>, VmfbError> {
     let eocd = find_eocd(b)?;
     let mut count = u64::from(u16_at(b, eocd + 10, "the end-of-central-directory record")?);
@@ -177,17 +178,25 @@ pub fn verify(b: &[u8]) -> Result<Vec<ZipEntry<'_>>, VmfbError> {
             .filter(|&e| e <= cd_start)
             .map(|e| &b[data_offset..e])
             .ok_or_else(|| bad(at + 20, "entry data that ends before the central directory"))?;
-        if method == 0 && flags & 1 == 0 {
-            if csize != usize_ {
-                return Err(bad(at + 20, "equal stored and original sizes for a stored entry"));
-            }
-            let computed = crc32(data);
-            if computed != recorded {
-                return Err(VmfbError::new(
-                    data_offset,
-                    VmfbErrorKind::ChecksumMismatch { entry: name.to_owned(), recorded, computed },
-                ));
-            }
+        // IREE's runtime reads the entries in place, so a `.vmfb` stores
+        // them; a compressed or encrypted one would also go without its
+        // CRC-32 check (one flipped bit of the method let any flip of the
+        // FlatBuffer through to the runtime: found by the `vmfb_run` target).
+        if flags & 1 != 0 {
+            return Err(VmfbError::new(at + 8, VmfbErrorKind::UnsupportedZip("an encrypted entry")));
+        }
+        if method != 0 {
+            return Err(VmfbError::new(at + 10, VmfbErrorKind::UnsupportedZip("a compressed entry")));
+        }
+        if csize != usize_ {
+            return Err(bad(at + 20, "equal stored and original sizes for a stored entry"));
+        }
+        let computed = crc32(data);
+        if computed != recorded {
+            return Err(VmfbError::new(
+                data_offset,
+                VmfbErrorKind::ChecksumMismatch { entry: name.to_owned(), recorded, computed },
+            ));
         }
         entries.push(ZipEntry { name, data_offset, size, crc32: recorded });
         at = next;

@@ -1,0 +1,374 @@
+//! A call's arguments from their command-line forms: `--input` specs as
+//! `iree-run-module` reads them, and JSON argument files with `"@FILE.npy"`.
+//!
+//! Files are read through an [`InputFileSystem`]: [`HostFiles`] reads the
+//! host's, [`MemoryFiles`] holds them in memory (tests, fuzzing, a host that
+//! has its own files), and any `Fn(&Path) -> Result<ByteBuffer, Error>` is one.
+//!
+//! ```
+//! use fnabi_core::inputs::{InputReader, MemoryFiles};
+//! let mut files = MemoryFiles::new();
+//! files.insert("x.bin", 1.5f32.to_ne_bytes().repeat(2));
+//! let mut reader = InputReader::new(&files);
+//! for spec in ["2x2xi32=[1 2][3 4]", "2xf32=@x.bin", "(null)", "7"] {
+//!     reader.push(spec).unwrap();
+//! }
+//! let values = reader.finish();
+//! assert_eq!(values[0].as_array().unwrap().to_string(), "2x2xi32=[1 2][3 4]");
+//! assert_eq!(values[1].as_array().unwrap().to_string(), "2xf32=1.5 1.5");
+//! assert_eq!(values.len(), 4);
+//! let e = InputReader::new(&files).push("2xf32=@y.bin").unwrap_err();
+//! assert_eq!(e.to_string(), "--input 0 (2xf32=@y.bin): no such file");
+//! ```
+
+use crate::error::{Error, ErrorKind};
+use crate::memory::ByteBuffer;
+use crate::structure::{IndexPath, PathKey};
+use crate::value::{Dict, Value};
+use fnabi_abi::ParseError;
+use fnabi_abi::limits::{ByteLimit, check_bytes};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Where the files named by inputs come from.
+pub trait InputFileSystem {
+    /// The bytes of the file at `path` (at most the byte limit per file
+    /// read of [`fnabi_abi::limits`]): an [`ErrorKind::Io`] naming the path
+    /// when it cannot be read, [`ErrorKind::Exhausted`] when it is too large.
+    fn read(&self, path: &Path) -> Result<ByteBuffer, Error>;
+}
+
+impl<F: Fn(&Path) -> Result<ByteBuffer, Error>> InputFileSystem for F {
+    fn read(&self, path: &Path) -> Result<ByteBuffer, Error> {
+        self(path)
+    }
+}
+
+/// The host's files ([`ByteBuffer::read_file`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HostFiles;
+
+impl InputFileSystem for HostFiles {
+    fn read(&self, path: &Path) -> Result<ByteBuffer, Error> {
+        ByteBuffer::read_file(path)
+    }
+}
+
+/// Files held in memory, by path (a missing one is an `Io` error of kind
+/// `NotFound`: "no such file").
+#[derive(Clone, Debug, Default)]
+pub struct MemoryFiles {
+    files: HashMap<PathBuf, Vec<u8>>,
+}
+
+impl MemoryFiles {
+    /// No files.
+    pub fn new() -> MemoryFiles {
+        MemoryFiles::default()
+    }
+
+    /// Adds (or replaces) the file at `path`.
+    pub fn insert(&mut self, path: impl Into<PathBuf>, bytes: impl Into<Vec<u8>>) {
+        self.files.insert(path.into(), bytes.into());
+    }
+}
+
+impl InputFileSystem for MemoryFiles {
+    fn read(&self, path: &Path) -> Result<ByteBuffer, Error> {
+        let bytes = self.files.get(path).ok_or_else(|| {
+            Error::io(path.display().to_string(), std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"))
+        })?;
+        check_bytes(ByteLimit::File, bytes.len() as u128, || format!("the file {}", path.display()))
+            .map_err(|e| Error::exhausted(e.to_string()))?;
+        ByteBuffer::copy_from_slice(bytes)
+    }
+}
+
+/// An input that cannot be read, as one line naming it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InputError {
+    /// An `--input` in IREE's text form that does not parse.
+    #[error("--input {index} {spec:?} {error}")]
+    Text {
+        /// Its index among the `--input`s.
+        index: usize,
+        /// Its text.
+        spec: String,
+        /// Where and why it does not parse.
+        error: ParseError,
+    },
+    /// Another `--input` that cannot be read: a file, a raw header, a form
+    /// fnabi does not take.
+    #[error("--input {index} ({spec}): {message}")]
+    Input {
+        /// Its index among the `--input`s.
+        index: usize,
+        /// Its text.
+        spec: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A file of arguments that cannot be read.
+    #[error("cannot read {file}: {message}")]
+    Read {
+        /// The file (`-` for stdin).
+        file: String,
+        /// Why.
+        message: String,
+    },
+    /// A file of arguments whose content is no valid set of arguments.
+    #[error("{file}: {message}")]
+    Arguments {
+        /// The file (`-` for stdin).
+        file: String,
+        /// What is wrong (and where).
+        message: String,
+    },
+}
+
+/// A file error without the path the caller names anyway: the I/O error
+/// itself, or the limit that refused it.
+fn bare(e: &Error) -> String {
+    match e.kind() {
+        ErrorKind::Io { source, .. } => source.to_string(),
+        ErrorKind::Exhausted(m) => m.clone(),
+        _ => e.to_string(),
+    }
+}
+
+/// Reads `--input`s one after the other, as `iree-run-module` reads them,
+/// remembering where each file was read up to (raw files by byte offset,
+/// `.npy` files, held in memory, by the offset of their next array).
+pub struct InputReader<'f> {
+    fs: &'f dyn InputFileSystem,
+    raw: HashMap<PathBuf, usize>,
+    npy: HashMap<PathBuf, (ByteBuffer, usize)>,
+    count: usize,
+    values: Vec<Value<'static>>,
+}
+
+impl<'f> InputReader<'f> {
+    /// A reader of inputs whose files come from `fs`.
+    pub fn new(fs: &'f dyn InputFileSystem) -> InputReader<'f> {
+        InputReader { fs, raw: HashMap::new(), npy: HashMap::new(), count: 0, values: Vec::new() }
+    }
+
+    /// Reads the next `--input` (its index is the number pushed before):
+    /// `@FILE.npy` (the file's first array), `+FILE.npy` (its next array),
+    /// `*FILE.npy` (all its following arrays, one argument each), raw bytes
+    /// `SHAPExTYPE=@FILE` (or `=+FILE`, continuing where the previous input
+    /// from FILE ended), `(null)` (`None`), or IREE's text form
+    /// (`2x3xf32=1 2 3 4 5 6`, `42`). `&` inputs (output storage) are refused.
+    pub fn push(&mut self, spec: &str) -> Result<(), InputError> {
+        let i = self.count;
+        self.count += 1;
+        let fail = |message: String| InputError::Input { index: i, spec: spec.to_owned(), message };
+        if let Some(rest) = spec.strip_prefix(['@', '+', '*']) {
+            let path = Path::new(rest);
+            let (file, mut at) = match (spec.as_bytes()[0], self.npy.get(path)) {
+                (b'+' | b'*', Some((file, at))) => (file.clone(), *at),
+                _ => (self.fs.read(path).map_err(|e| fail(e.to_string()))?, 0),
+            };
+            let all = spec.starts_with('*');
+            loop {
+                if all && at == file.len() {
+                    break;
+                }
+                let (a, next) = crate::npy::read_at(&file, at).map_err(|e| {
+                    if at == file.len() {
+                        fail(format!("no array is left in the file (it has {at} bytes)"))
+                    } else {
+                        fail(e.to_string())
+                    }
+                })?;
+                self.values.push(Value::from(a));
+                at = next;
+                if !all {
+                    break;
+                }
+            }
+            self.npy.insert(path.to_path_buf(), (file, at));
+            return Ok(());
+        }
+        if spec.trim() == "(null)" {
+            self.values.push(Value::None);
+            return Ok(());
+        }
+        if spec.starts_with('&') {
+            return Err(fail(
+                "output storage buffers (iree-run-module's `&` inputs) are not supported: \
+                 fnabi allocates every result itself"
+                    .into(),
+            ));
+        }
+        if let Some((header, body)) = spec.split_once('=') {
+            let body = body.trim();
+            if let Some((cont, path)) =
+                body.strip_prefix('@').map(|p| (false, p)).or(body.strip_prefix('+').map(|p| (true, p)))
+            {
+                let v = self.raw_input(i, header, Path::new(path), cont)?;
+                self.values.push(v);
+                return Ok(());
+            }
+        }
+        let v = crate::text::parse_value(spec).map_err(|error| InputError::Text {
+            index: i,
+            spec: spec.to_owned(),
+            error,
+        })?;
+        self.values.push(v);
+        Ok(())
+    }
+
+    /// A dense C-order array of the type `header` (`2x3xf32`) from the bytes
+    /// of `path`, at its start or (`cont`) where the previous input stopped.
+    fn raw_input(&mut self, i: usize, header: &str, path: &Path, cont: bool) -> Result<Value<'static>, InputError> {
+        let bad = |message: String| InputError::Input {
+            index: i,
+            spec: format!("{header}={}{}", if cont { '+' } else { '@' }, path.display()),
+            message,
+        };
+        let mut parts: Vec<&str> = header.trim().split('x').collect();
+        let ty = parts.pop().unwrap_or_default();
+        let dtype = crate::text::dtype_from_name(ty).ok_or_else(|| bad(format!("unknown element type {ty:?}")))?;
+        let shape = parts
+            .iter()
+            .map(|d| d.parse::<usize>().map_err(|_| bad(format!("{d:?} is not a dimension"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        let n = shape
+            .iter()
+            .try_fold(dtype.size(), |acc, &d| acc.checked_mul(d))
+            .ok_or_else(|| bad("the shape is too large".into()))?;
+        let start = if cont { self.raw.get(path).copied().unwrap_or(0) } else { 0 };
+        let file = self.fs.read(path).map_err(|e| bad(bare(&e)))?;
+        let bytes = file.as_bytes();
+        let chunk = bytes
+            .get(start..start.saturating_add(n))
+            .ok_or_else(|| bad(format!("needs {n} bytes from byte {start}, but the file has {} bytes", bytes.len())))?;
+        self.raw.insert(path.to_path_buf(), start + n);
+        let buf = ByteBuffer::copy_from_slice(chunk).map_err(|e| bad(e.to_string()))?;
+        Ok(Value::from(buf.array(dtype, &shape, None, 0).map_err(|e| bad(e.to_string()))?))
+    }
+
+    /// The arguments read so far, in order.
+    pub fn values(&self) -> &[Value<'static>] {
+        &self.values
+    }
+
+    /// The arguments read, in order.
+    pub fn finish(self) -> Vec<Value<'static>> {
+        self.values
+    }
+}
+
+/// The positional arguments that `--input`s stand for (see
+/// [`InputReader::push`]).
+pub fn read_inputs<S: AsRef<str>>(specs: &[S], fs: &dyn InputFileSystem) -> Result<Vec<Value<'static>>, InputError> {
+    let mut reader = InputReader::new(fs);
+    for s in specs {
+        reader.push(s.as_ref())?;
+    }
+    Ok(reader.finish())
+}
+
+/// The arguments of the JSON file at `path` (read through `fs`): see
+/// [`arguments_from_json`].
+pub fn read_arguments(
+    path: &Path,
+    fs: &dyn InputFileSystem,
+) -> Result<(Vec<Value<'static>>, Dict<'static>), InputError> {
+    let file = fs.read(path).map_err(|e| InputError::Read { file: path.display().to_string(), message: bare(&e) })?;
+    arguments_from_json(file.as_bytes(), &path.display().to_string(), fs)
+}
+
+/// The arguments a JSON text stands for (`label` names it in errors):
+/// `{"$args": [...], "$kwargs": {...}}` (either key may be left out) is
+/// both; otherwise a list is the positional arguments, an object the keyword
+/// arguments, and anything else the one argument. A string `"@FILE.npy"`
+/// anywhere is that file's array, read through `fs` (`"@@…"` is a string
+/// starting with `@`).
+///
+/// ```
+/// use fnabi_core::inputs::{arguments_from_json, MemoryFiles};
+/// let mut files = MemoryFiles::new();
+/// files.insert("x.npy", fnabi_core::npy::to_bytes(&fnabi_core::Array::scalar(2.5f32)).unwrap());
+/// let json = br#"{"$args": ["@x.npy", "@@name"], "$kwargs": {"n": 3}}"#;
+/// let (args, kwargs) = arguments_from_json(json, "call.json", &files).unwrap();
+/// assert_eq!(args[0].as_array().unwrap().to_string(), "f32=2.5");
+/// assert_eq!(args[1], fnabi_core::Value::Str("@name".into()));
+/// assert_eq!(kwargs.len(), 1);
+/// let e = arguments_from_json(br#"{"$args": 1}"#, "call.json", &files).unwrap_err();
+/// assert_eq!(e.to_string(), "call.json: $args takes a list, got int");
+/// ```
+pub fn arguments_from_json(
+    bytes: &[u8],
+    label: &str,
+    fs: &dyn InputFileSystem,
+) -> Result<(Vec<Value<'static>>, Dict<'static>), InputError> {
+    let fail = |message: String| InputError::Arguments { file: label.to_owned(), message };
+    let v = crate::json::from_slice(bytes).map_err(|e| fail(e.to_string()))?;
+    let v = resolve_files(v, &mut Vec::new(), fs).map_err(fail)?;
+    let is_call =
+        matches!(&v, Value::Dict(d) if !d.is_empty() && d.keys().all(|k| &**k == "$args" || &**k == "$kwargs"));
+    let d = match v {
+        Value::Dict(d) if is_call => d,
+        v => return Ok(crate::function::split_arguments(v)),
+    };
+    let mut args = Vec::new();
+    let mut kwargs = Dict::new();
+    for (k, v) in d.into_iter() {
+        match (&*k, v) {
+            ("$args", Value::List(items) | Value::Tuple(items)) => args = items,
+            ("$kwargs", Value::Dict(d)) => kwargs = d,
+            (k, v) => {
+                let wants = if k == "$args" { "a list" } else { "an object" };
+                return Err(fail(format!("{k} takes {wants}, got {}", v.kind())));
+            }
+        }
+    }
+    Ok((args, kwargs))
+}
+
+/// Replaces every string `"@FILE.npy"` inside `v` by the array in FILE.
+fn resolve_files(
+    v: Value<'static>,
+    path: &mut Vec<PathKey>,
+    fs: &dyn InputFileSystem,
+) -> Result<Value<'static>, String> {
+    let mut within = |key: PathKey, item: Value<'static>| {
+        path.push(key);
+        let r = resolve_files(item, path, fs);
+        path.pop();
+        r
+    };
+    Ok(match v {
+        Value::Str(s) if s.starts_with("@@") => Value::Str(s[1..].to_owned()),
+        Value::Str(s) if s.starts_with('@') => {
+            let file = Path::new(&s[1..]);
+            let a = fs.read(file).and_then(|b| crate::npy::read_buffer(&b)).map_err(|e| {
+                let at = if path.is_empty() { String::new() } else { format!("at {}: ", IndexPath(path.clone())) };
+                format!("{at}{e}")
+            })?;
+            Value::from(a)
+        }
+        Value::List(items) => Value::List(
+            items.into_iter().enumerate().map(|(i, x)| within(PathKey::Index(i), x)).collect::<Result<_, _>>()?,
+        ),
+        Value::Tuple(items) => Value::Tuple(
+            items.into_iter().enumerate().map(|(i, x)| within(PathKey::Index(i), x)).collect::<Result<_, _>>()?,
+        ),
+        Value::Dict(d) => {
+            let mut out = Dict::with_capacity(d.len());
+            for (k, x) in d.into_iter() {
+                let x = within(PathKey::Name(k.clone()), x)?;
+                out.push_unique(k, x);
+            }
+            Value::Dict(out)
+        }
+        other => other,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,133 @@
+use super::*;
+
+/// Three arrays in one file, written by numpy (`np.save` three times):
+/// `arange(6).reshape(2, 3) / 4` as f32, `[-1, 7]` as i64, `[[True, False]]`.
+const STREAM: &[u8] = include_bytes!("../../../../fuzz/seeds/npy/stream3.npy");
+/// `np.arange(6).reshape(2, 3)`-like f32 data written by numpy 2.
+const F32_C: &[u8] = include_bytes!("../../../../fuzz/seeds/npy/f32_c.npy");
+
+fn files() -> MemoryFiles {
+    let mut f = MemoryFiles::new();
+    f.insert("s.npy", STREAM);
+    f.insert("c.npy", F32_C);
+    // 0.5, 1.0, …, 3.0 as f32 bytes, then 1, 2 as i32.
+    let mut raw: Vec<u8> = (1..=6).flat_map(|i| (i as f32 * 0.5).to_ne_bytes()).collect();
+    raw.extend([1i32, 2].iter().flat_map(|i| i.to_ne_bytes()));
+    f.insert("r.bin", raw);
+    f
+}
+
+fn read(specs: &[&str]) -> Result<Vec<String>, String> {
+    let fs = files();
+    let values = read_inputs(specs, &fs).map_err(|e| e.to_string())?;
+    Ok(values
+        .iter()
+        .map(|v| match v {
+            Value::Array(a) => a.to_string(),
+            other => format!("{other:?}"),
+        })
+        .collect())
+}
+
+#[test]
+fn npy_streams_read_one_array_after_the_other() {
+    let first = "2x3xf32=[0 0.25 0.5][0.75 1 1.25]";
+    assert_eq!(read(&["@s.npy"]).unwrap(), [first]);
+    // `+` continues where the previous input from the file ended; `@` starts over.
+    assert_eq!(
+        read(&["@s.npy", "+s.npy", "+s.npy", "@s.npy"]).unwrap(),
+        [first, "2xi64=-1 7", "1x2xi1=[01 00]", first]
+    );
+    // `*` reads all the following arrays, one argument each.
+    assert_eq!(read(&["*s.npy"]).unwrap(), [first, "2xi64=-1 7", "1x2xi1=[01 00]"]);
+    assert_eq!(read(&["@s.npy", "*s.npy"]).unwrap(), [first, "2xi64=-1 7", "1x2xi1=[01 00]"]);
+    // `+` on a file not read before is its first array; `*` of an exhausted file nothing.
+    assert_eq!(read(&["+s.npy", "*s.npy", "*s.npy"]).unwrap().len(), 3);
+    assert_eq!(
+        read(&["*s.npy", "+s.npy"]).unwrap_err(),
+        "--input 1 (+s.npy): no array is left in the file (it has 426 bytes)"
+    );
+    assert_eq!(read(&["@c.npy"]).unwrap(), ["2x3xf32=[0 1 2][3 4 5]"]);
+}
+
+#[test]
+fn raw_inputs_continue_by_byte_offset() {
+    assert_eq!(
+        read(&["2xf32=@r.bin", "2x2xf32=+r.bin", "2xi32=+r.bin"]).unwrap(),
+        ["2xf32=0.5 1", "2x2xf32=[1.5 2][2.5 3]", "2xi32=1 2"]
+    );
+    assert_eq!(
+        read(&["2xf32=@r.bin", "8xf32=+r.bin"]).unwrap_err(),
+        "--input 1 (8xf32=+r.bin): needs 32 bytes from byte 8, but the file has 32 bytes"
+    );
+    assert_eq!(read(&["2xq7=@r.bin"]).unwrap_err(), "--input 0 (2xq7=@r.bin): unknown element type \"q7\"");
+    assert_eq!(read(&["?xf32=@r.bin"]).unwrap_err(), "--input 0 (?xf32=@r.bin): \"?\" is not a dimension");
+    assert_eq!(
+        read(&["99999999999x99999999999xf32=@r.bin"]).unwrap_err(),
+        "--input 0 (99999999999x99999999999xf32=@r.bin): the shape is too large"
+    );
+    // A missing file: the I/O error without the path (the input names it).
+    assert_eq!(read(&["2xf32=@nope.bin"]).unwrap_err(), "--input 0 (2xf32=@nope.bin): no such file");
+    assert_eq!(read(&["@nope.npy"]).unwrap_err(), "--input 0 (@nope.npy): nope.npy: no such file");
+}
+
+#[test]
+fn text_null_and_refused_forms() {
+    assert_eq!(
+        read(&["(null)", " (null) ", "4xi8=1 2 3 4", "2.5"]).unwrap(),
+        ["None", "None", "4xi8=1 2 3 4", "Float(2.5)"]
+    );
+    let e = read(&["1", "&4xf32"]).unwrap_err();
+    assert!(e.starts_with("--input 1 (&4xf32): output storage buffers"), "{e}");
+    let fs = files();
+    let e = read_inputs(&["2xf32=1 2 3"], &fs).unwrap_err();
+    assert!(matches!(e, InputError::Text { index: 0, .. }), "{e:?}");
+    assert!(e.to_string().starts_with("--input 0 \"2xf32=1 2 3\" at byte "), "{e}");
+}
+
+#[test]
+fn json_arguments_resolve_files_and_split_args() {
+    let fs = files();
+    let json = br#"{"$args": ["@c.npy", [1, "@@x"]], "$kwargs": {"y": {"z": "@c.npy"}}}"#;
+    let (args, kwargs) = arguments_from_json(json, "a.json", &fs).unwrap();
+    assert_eq!(args[0].as_array().unwrap().to_string(), "2x3xf32=[0 1 2][3 4 5]");
+    assert_eq!(args[1], Value::List(vec![Value::Int(1), Value::Str("@x".into())]));
+    let Some(Value::Dict(y)) = kwargs.get("y") else { panic!("{kwargs:?}") };
+    assert_eq!(y.get("z").unwrap().as_array().unwrap().to_string(), "2x3xf32=[0 1 2][3 4 5]");
+    // A list is the positional arguments, an object the keywords, else one argument.
+    assert_eq!(arguments_from_json(b"[1, 2]", "a", &fs).unwrap().0.len(), 2);
+    assert_eq!(arguments_from_json(br#"{"x": 1}"#, "a", &fs).unwrap().1.len(), 1);
+    assert_eq!(arguments_from_json(b"3", "a", &fs).unwrap().0, [Value::Int(3)]);
+    // `$args` alone.
+    assert_eq!(arguments_from_json(br#"{"$args": [1]}"#, "a", &fs).unwrap().0, [Value::Int(1)]);
+    let err = |json: &[u8]| arguments_from_json(json, "a.json", &fs).unwrap_err().to_string();
+    assert_eq!(err(br#"{"$kwargs": []}"#), "a.json: $kwargs takes an object, got list");
+    assert_eq!(err(br#"[{"k": ["@nope.npy"]}]"#), "a.json: at [0][\"k\"][0]: nope.npy: no such file");
+    assert_eq!(err(br#""@r.bin""#), "a.json: at byte 0: npy: not a .npy file (no \\x93NUMPY magic)");
+    // A file of several arrays is no `"@FILE"` (that is `--input`'s `*FILE`).
+    assert_eq!(
+        err(br#"{"$kwargs": {"y": "@s.npy"}}"#),
+        "a.json: at [\"$kwargs\"][\"y\"]: at byte 128: npy: the data is 298 byte(s) but the header announces 24"
+    );
+    assert!(err(b"[1,").starts_with("a.json: JSON: "), "{}", err(b"[1,"));
+    let e = read_arguments(Path::new("none.json"), &fs).unwrap_err();
+    assert_eq!(e.to_string(), "cannot read none.json: no such file");
+}
+
+#[test]
+fn host_files_and_closures_are_file_systems() {
+    let dir = std::env::temp_dir().join(format!("fnabi-inputs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("s.npy");
+    std::fs::write(&p, STREAM).unwrap();
+    let spec = format!("+{}", p.display());
+    let v = read_inputs(&[spec.as_str(), spec.as_str()], &HostFiles).unwrap();
+    assert_eq!(v[1].as_array().unwrap().to_string(), "2xi64=-1 7");
+    let missing = format!("4xf32=@{}", dir.join("none").display());
+    let e = read_inputs(&[missing.as_str()], &HostFiles).unwrap_err().to_string();
+    assert!(e.ends_with("): No such file or directory (os error 2)"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    // A closure: every path is the same stream.
+    let fs = |_: &Path| ByteBuffer::copy_from_slice(STREAM);
+    assert_eq!(read_inputs(&["*a", "@b"], &fs).unwrap().len(), 4);
+}

@@ -1,0 +1,82 @@
+//! JSON argument files (`--inputs`): `$args`/`$kwargs`, lists, objects and
+//! `"@FILE.npy"` references anywhere, read against files held in memory.
+//! Never a panic; an error is one line naming the file; what reads has no
+//! `"@…"` string left but the `"@@…"` escapes (unescaped once), and every
+//! reference read is the array its file holds.
+//!
+//! The input: the JSON text, then a NUL, then the files `0`, `1`, …
+//! separated by `\n--file--\n`.
+#![no_main]
+use fnabi::Value;
+use fnabi::inputs::{MemoryFiles, arguments_from_json};
+use libfuzzer_sys::fuzz_target;
+
+/// Every string in `v` (arrays are leaves).
+fn strings<'v>(v: &'v Value<'_>, out: &mut Vec<&'v str>) {
+    match v {
+        Value::Str(s) => out.push(s),
+        Value::List(items) | Value::Tuple(items) => items.iter().for_each(|x| strings(x, out)),
+        Value::Dict(d) => d.iter().for_each(|(_, x)| strings(x, out)),
+        _ => {}
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    fnabi::limits::set_max_bytes(fnabi::limits::ByteLimit::Array, Some(1 << 16));
+    fnabi::limits::set_max_bytes(fnabi::limits::ByteLimit::File, Some(1 << 16));
+    let (json, rest) = match data.iter().position(|&b| b == 0) {
+        Some(i) => (&data[..i], &data[i + 1..]),
+        None => (data, &[][..]),
+    };
+    let mut files = MemoryFiles::new();
+    let mut rest = rest;
+    let sep = b"\n--file--\n";
+    for n in 0..4 {
+        let end = rest.windows(sep.len()).position(|w| w == sep);
+        files.insert(n.to_string(), &rest[..end.unwrap_or(rest.len())]);
+        match end {
+            Some(e) => rest = &rest[e + sep.len()..],
+            None => break,
+        }
+    }
+    match arguments_from_json(json, "args.json", &files) {
+        Ok((args, kwargs)) => {
+            // The same text without its files: every string it has is
+            // either left as it is, or (`@@…`) unescaped once.
+            let plain = fnabi::json::from_slice(json).expect("it parsed with files");
+            let mut before = Vec::new();
+            strings(&plain, &mut before);
+            let mut after = Vec::new();
+            for v in args.iter().chain(kwargs.iter().map(|(_, v)| v)) {
+                strings(v, &mut after);
+            }
+            let mut expected: Vec<String> = before
+                .iter()
+                .filter(|s| !s.starts_with('@') || s.starts_with("@@"))
+                .map(|s| s.strip_prefix('@').filter(|_| s.starts_with("@@")).unwrap_or(s).to_owned())
+                .collect();
+            // `{"$kwargs": …, "$args": …}`: positional arguments come first.
+            after.sort_unstable();
+            expected.sort_unstable();
+            assert_eq!(after, expected);
+            for v in args.iter().chain(kwargs.iter().map(|(_, v)| v)) {
+                if let Value::Array(a) = v {
+                    let n: usize = a.shape().iter().product();
+                    assert_eq!(a.nbytes(), n * a.dtype().size());
+                }
+            }
+        }
+        Err(e) => {
+            let msg = e.to_string();
+            assert!(msg.starts_with("args.json: "), "{msg}");
+            // One line, unless it echoes a string of the input (a file name)
+            // that has a line break itself.
+            let echoes_break = fnabi::json::from_slice(json).is_ok_and(|v| {
+                let mut all = Vec::new();
+                strings(&v, &mut all);
+                all.iter().any(|s| s.contains('\n'))
+            });
+            assert!(!msg.contains('\n') || echoes_break, "not one line: {msg:?}");
+        }
+    }
+});
