@@ -20,6 +20,9 @@ pub struct CompileArgs {
     /// Your own pass pipeline in place of fnabi's high-level passes (as `fnabi run --pipeline`).
     #[arg(long, value_name = "PIPELINE")]
     pipeline: Option<String>,
+    /// An option on a pass of fnabi's pipeline (as `fnabi run --pass-option`).
+    #[arg(long = "pass-option", value_name = "PASS:OPTION=VALUE", value_parser = crate::pass_option)]
+    pass_option: Vec<(String, String)>,
     /// Instrument the code with MLIR's runtime op verification.
     #[arg(long)]
     runtime_verification: bool,
@@ -41,6 +44,9 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode, CliError> {
     options.embed_abi = true;
     if let Some(p) = args.pipeline {
         options = options.with_pipeline(p);
+    }
+    for (pass, option) in args.pass_option {
+        options = options.with_pass_option(pass, option);
     }
     // SAFETY: compiling loads the library (its initialisers run, none of
     // its functions is called); the user vouches for the source.

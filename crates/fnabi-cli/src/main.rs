@@ -45,6 +45,17 @@ struct Cli {
 #[derive(Clone, Copy)]
 struct CompileTimeout(Option<std::time::Duration>);
 
+/// `--pass-option PASS:OPTION[=VALUE]`: an option on a pass of fnabi's pipeline.
+pub fn pass_option(text: &str) -> Result<(String, String), String> {
+    match text.split_once(':') {
+        Some((pass, option)) if !pass.is_empty() && !option.is_empty() => Ok((pass.to_owned(), option.to_owned())),
+        _ => {
+            Err("expected PASS:OPTION=VALUE (e.g. one-shot-bufferize:unknown-type-conversion=identity-layout-map)"
+                .into())
+        }
+    }
+}
+
 /// A timeout in seconds for `--compile-timeout` (`0`: none).
 fn seconds(text: &str) -> Result<CompileTimeout, String> {
     fnabi::mlir::tool::parse_timeout(text)
@@ -219,7 +230,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(CliError(msg)) if msg == CLOSED_PIPE => ExitCode::SUCCESS,
         Err(CliError(msg)) => {
-            eprintln!("fnabi: error: {msg}");
+            eprintln!("fnabi: error: {}", msg.trim_end());
             ExitCode::FAILURE
         }
     }

@@ -78,8 +78,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     npy_dir: Option<PathBuf>,
     /// Compile a `.mlir` module without MLIR's runtime op verification
-    /// (which otherwise reports out-of-bounds accesses and mismatched
-    /// shapes, and aborts, instead of corrupting memory).
+    /// (which otherwise stops a call that would access out of bounds or
+    /// with mismatched shapes, with an error naming the line).
     #[arg(long)]
     no_runtime_verification: bool,
     /// Your own pass pipeline (`builtin.module(…)`, as `mlir-opt
@@ -87,6 +87,12 @@ pub struct RunArgs {
     /// fnabi's conversions to the LLVM dialect still follow it.
     #[arg(long, value_name = "PIPELINE")]
     pipeline: Option<String>,
+    /// An option on a pass of fnabi's pipeline, `PASS:OPTION=VALUE` (e.g.
+    /// `one-shot-bufferize:unknown-type-conversion=identity-layout-map`;
+    /// repeat for more); `--print-pipeline`
+    /// shows the result.
+    #[arg(long = "pass-option", value_name = "PASS:OPTION=VALUE", value_parser = crate::pass_option)]
+    pass_option: Vec<(String, String)>,
     /// Print the commands that compile the module (on stderr), then run it.
     #[arg(long)]
     print_pipeline: bool,
@@ -213,6 +219,9 @@ fn load_function(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliE
     let mut options = CompileOptions::default().with_runtime_verification(!args.no_runtime_verification);
     if let Some(p) = &args.pipeline {
         options = options.with_pipeline(p.clone());
+    }
+    for (pass, option) in &args.pass_option {
+        options = options.with_pass_option(pass, option);
     }
     if args.print_pipeline {
         print_pipeline(source, path, kind == ModuleKind::SharedLibrary, &options)?;

@@ -87,6 +87,48 @@ fn custom_pipelines_run_and_print() {
     assert!(!ok && err.contains("no-such-pass"), "{err}");
 }
 
+/// `--pass-option` sets an option on a pass of fnabi's own pipeline (shown
+/// by `--print-pipeline`, passed to the real mlir-opt, which checks it);
+/// a pass that is not there, or a malformed option, is one line.
+#[test]
+fn pass_options_reach_fnabis_own_passes() {
+    let src = repo(STRUCTURED);
+    let src = src.to_str().unwrap();
+    let run = ["run", src, "-f", "scale_kw", "-i", "0.5", "-i", "4xf32=2 4 -6 8"];
+    let with = |extra: &[&str]| {
+        let mut a: Vec<&str> = run.to_vec();
+        a.extend_from_slice(extra);
+        fnabi(&a)
+    };
+    let (ok, out, err) = with(&["--pass-option", "arith-expand:include-bf16=false", "--print-pipeline"]);
+    assert!(ok, "{err}");
+    assert_eq!(out, "4xf32=1 2 -3 4\n");
+    // The pipeline's own option of that name is replaced, the others kept.
+    let expected = if version() >= 22 {
+        "'--arith-expand=include-f8e8m0 include-f4e2m1 include-bf16=false'"
+    } else {
+        "--arith-expand=include-bf16=false"
+    };
+    assert!(err.contains(expected), "{err}");
+    // mlir-opt itself refuses an option its pass does not have.
+    let (ok, _, err) = with(&["--pass-option", "convert-linalg-to-loops:no-such-option=1"]);
+    assert!(!ok && err.contains("no such option no-such-option"), "{err}");
+    let (ok, _, err) = with(&["--pass-option", "no-such-pass:x=1"]);
+    assert!(!ok, "{err}");
+    assert!(err.starts_with("fnabi: error: invalid argument: --pass-option no-such-pass:x=1: \"no-such-pass\" is not a pass of fnabi's pipeline (its passes: arith-expand, "), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let (ok, _, err) = with(&["--pass-option", "bad"]);
+    assert!(!ok && err.contains("expected PASS:OPTION=VALUE"), "{err}");
+    // With the user's pipeline, only fnabi's lowering takes options.
+    let (ok, _, err) = with(&[
+        "--pipeline",
+        "builtin.module(func.func(convert-linalg-to-loops))",
+        "--pass-option",
+        "one-shot-bufferize:x=1",
+    ]);
+    assert!(!ok && err.contains("only the passes of fnabi's lowering"), "{err}");
+}
+
 #[test]
 fn empty_and_headerless_files_say_so() {
     let d = tmpdir("empty");

@@ -80,6 +80,71 @@ pub const PIPELINE: [&str; 28] = [
     "--reconcile-unrealized-casts",
 ];
 
+/// The passes whose options `--pass-option` may set: those of
+/// [`PIPELINE`] and [`front_passes`], without their `--` and options.
+pub fn pass_names() -> Vec<&'static str> {
+    let front =
+        ["--transform-interpreter", "--test-transform-dialect-erase-schedule", "--generate-runtime-verification"];
+    let mut names: Vec<&str> = PIPELINE
+        .iter()
+        .chain(front.iter())
+        .map(|p| p.trim_start_matches("--").split('=').next().unwrap_or(p))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// `Ok` when every pass option names a pass of fnabi's pipeline and is one
+/// `OPTION[=VALUE]` word; else what is wrong, with the passes there are.
+pub fn check_pass_options(options: &CompileOptions) -> Result<(), Error> {
+    let names = pass_names();
+    for (pass, option) in &options.pass_options {
+        if !names.contains(&pass.as_str()) {
+            return Err(Error::invalid_argument(format!(
+                "--pass-option {pass}:{option}: {pass:?} is not a pass of fnabi's pipeline (its passes: {})",
+                names.join(", ")
+            )));
+        }
+        let flag = format!("--{pass}");
+        let in_lowering = lowering().iter().any(|p| *p == flag || p.starts_with(&format!("{flag}=")));
+        if options.pipeline.is_some() && !in_lowering {
+            return Err(Error::invalid_argument(format!(
+                "--pass-option {pass}:{option}: with your own --pipeline, only the passes of fnabi's lowering \
+                 (from --convert-scf-to-cf on) run; set {pass}'s options in your pipeline"
+            )));
+        }
+        let key = option.split('=').next().unwrap_or_default();
+        if key.is_empty() || option.chars().any(char::is_whitespace) {
+            return Err(Error::invalid_argument(format!(
+                "--pass-option {pass}:{option}: expected one OPTION or OPTION=VALUE without spaces"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Sets `options`' pass options on the `--pass[=opts]` words of `args`.
+fn apply_pass_options(args: &mut [String], options: &CompileOptions) {
+    for (pass, option) in &options.pass_options {
+        let flag = format!("--{pass}");
+        let key = option.split('=').next().unwrap_or_default();
+        for a in args.iter_mut() {
+            let current = if *a == flag {
+                ""
+            } else if let Some(o) = a.strip_prefix(&flag).and_then(|r| r.strip_prefix('=')) {
+                o
+            } else {
+                continue;
+            };
+            let mut words: Vec<&str> =
+                current.split(' ').filter(|w| !w.is_empty() && w.split('=').next() != Some(key)).collect();
+            words.push(option);
+            *a = format!("{flag}={}", words.join(" "));
+        }
+    }
+}
+
 /// The passes that run before [`PIPELINE`] for `source` with `options`: a
 /// module that carries a transform-dialect schedule
 /// (`transform.named_sequence @__transform_main`) has it applied by the
@@ -126,6 +191,12 @@ pub struct CompileOptions {
     /// `0` for none), else [`crate::tool::DEFAULT_COMPILE_TIMEOUT`];
     /// `Some(Duration::MAX)`: none.
     pub timeout: Option<std::time::Duration>,
+    /// Options set on passes of fnabi's own pipeline (`--pass-option
+    /// PASS:OPTION=VALUE`): `(pass, option)`, e.g. `("one-shot-bufferize",
+    /// "unknown-type-conversion=identity-layout-map")`; an option of the
+    /// same name that the pipeline sets is replaced. The pass must be one of
+    /// [`PIPELINE`] or [`front_passes`] (checked when compiling).
+    pub pass_options: Vec<(String, String)>,
 }
 
 /// The tail of [`PIPELINE`] that runs after a custom pipeline: from
@@ -152,6 +223,13 @@ impl CompileOptions {
     /// Options that embed (or not) the functions' ABI in the library.
     pub fn with_embedded_abi(mut self, on: bool) -> Self {
         self.embed_abi = on;
+        self
+    }
+
+    /// Options with an option set on a pass of fnabi's pipeline (see
+    /// [`CompileOptions::pass_options`]).
+    pub fn with_pass_option(mut self, pass: impl Into<String>, option: impl Into<String>) -> Self {
+        self.pass_options.push((pass.into(), option.into()));
         self
     }
 
@@ -387,6 +465,9 @@ impl Compiler {
         if let Some(p) = &options.pipeline {
             extra.push_str(&format!("user pipeline {}\n{p}\n", p.len()));
         }
+        for (pass, option) in &options.pass_options {
+            extra.push_str(&format!("pass option {pass}:{option}\n"));
+        }
         format!(
             "fnabi-mlir-cache v4\nversion {}\ntriple {}\ninput {}\npipeline {} {}\n{extra}\n{source}",
             self.tools.full_version,
@@ -448,7 +529,10 @@ impl Compiler {
         };
         if level == InputLevel::Mlir {
             for stage in self.opt_stages(source, options) {
-                lines.push(format!("{} {}", name(&t.mlir_opt), stage.join(" ")));
+                // An argument with spaces (a pass and its options) quoted, as a shell takes it.
+                let words: Vec<String> =
+                    stage.iter().map(|a| if a.contains(' ') { format!("'{a}'") } else { a.clone() }).collect();
+                lines.push(format!("{} {}", name(&t.mlir_opt), words.join(" ")));
             }
         }
         if matches!(level, InputLevel::Mlir | InputLevel::LlvmDialect) {
@@ -486,6 +570,7 @@ impl Compiler {
                 let mut a = vec![input];
                 a.extend(own(&front_passes(source, options)));
                 a.extend(own(&PIPELINE));
+                apply_pass_options(&mut a, options);
                 a.extend(tail.iter().map(|s| (*s).to_owned()));
                 a.push("lowered.mlir".into());
                 vec![a]
@@ -496,6 +581,7 @@ impl Compiler {
                 first.push("high.mlir".into());
                 let mut second = vec!["high.mlir".to_owned(), "--llvm-request-c-wrappers".to_owned()];
                 second.extend(own(lowering()));
+                apply_pass_options(&mut second, options);
                 second.extend(tail.iter().map(|s| (*s).to_owned()));
                 second.push("lowered.mlir".into());
                 vec![first, second]
@@ -533,6 +619,12 @@ impl Compiler {
         link: &LinkInputs,
         options: &CompileOptions,
     ) -> Result<PathBuf, Error> {
+        check_pass_options(options)?;
+        if level.is_llvm() && !options.pass_options.is_empty() {
+            return Err(Error::invalid_argument(format!(
+                "--pass-option applies to MLIR source with func.func functions; this input is {level}, past the pipeline"
+            )));
+        }
         if level.is_llvm() && options.pipeline.is_some() {
             return Err(Error::invalid_argument(format!(
                 "a custom pipeline applies to MLIR source with func.func functions; this input is {level}, \
