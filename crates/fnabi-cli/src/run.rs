@@ -350,7 +350,7 @@ fn load_mlir_on_iree(args: &RunArgs, source: &ModuleSource) -> Result<Function, 
         device: &args.device,
         print_command: args.print_pipeline,
     };
-    let module = crate::run_iree::compile(&request).map_err(|e| crate::runtime_report(e, args.verbose))?;
+    let module = crate::run_iree::compile(&request).map_err(CliError)?;
     iree_function(args, &module, &label)
 }
 
