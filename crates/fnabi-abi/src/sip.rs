@@ -1046,27 +1046,8 @@ mod tests {
 
     #[test]
     fn visitor_events() {
-        #[derive(Default)]
-        struct Log(Vec<String>);
-        impl<'a> SipVisitor<'a> for Log {
-            fn integer_key(&mut self, k: usize) {
-                self.0.push(format!("k{k}"));
-            }
-            fn string_key(&mut self, k: &'a str) {
-                self.0.push(format!("K{k}"));
-            }
-            fn open(&mut self, kind: StructKind) {
-                self.0.push(format!("open {}", kind.name()));
-            }
-            fn close(&mut self) {
-                self.0.push("close".into());
-            }
-            fn leaf(&mut self, i: usize) {
-                self.0.push(format!("_{i}"));
-            }
-        }
         let r = SipReader::new(b"I31!S27!k0D17!K4!bar_1K4!foo_0k1_2R1!").unwrap();
-        let mut log = Log::default();
+        let mut log = Events::default();
         r.visit_inputs(&mut log).unwrap();
         assert_eq!(log.0.join(" "), "open sequence k0 open dict Kbar _1 Kfoo _0 close k1 _2 close");
     }

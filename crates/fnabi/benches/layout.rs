@@ -19,7 +19,8 @@
 use criterion::{BenchmarkId, Criterion, Throughput};
 use fnabi::{Array, DType, layout};
 use std::hint::black_box;
-use std::path::PathBuf;
+mod support;
+use support::{criterion_dir, mean_ns};
 
 fn filled(shape: &[usize]) -> Array<'static> {
     let n: usize = shape.iter().product();
@@ -79,32 +80,6 @@ fn benches(c: &mut Criterion) {
         b.iter(|| layout::to_dense(black_box(&t), fnabi::DimOrder::RowMajor).unwrap());
     });
     g.finish();
-}
-
-/// Mean time in ns of a finished benchmark, from criterion's estimates.
-fn mean_ns(dir: &std::path::Path, id: &str) -> Option<f64> {
-    let text = std::fs::read_to_string(dir.join(id).join("new").join("estimates.json")).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    v["mean"]["point_estimate"].as_f64()
-}
-
-fn criterion_dir() -> Option<PathBuf> {
-    if let Some(h) = std::env::var_os("CRITERION_HOME") {
-        return Some(PathBuf::from(h));
-    }
-    if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
-        return Some(PathBuf::from(t).join("criterion"));
-    }
-    let mut d = std::env::current_dir().ok()?;
-    loop {
-        let c = d.join("target").join("criterion");
-        if c.is_dir() {
-            return Some(c);
-        }
-        if !d.pop() {
-            return None;
-        }
-    }
 }
 
 fn summary() {

@@ -20,7 +20,8 @@
 use criterion::{Criterion, Throughput};
 use fnabi::{Array, DType, Value};
 use std::hint::black_box;
-use std::path::PathBuf;
+mod support;
+use support::{criterion_dir, mean_ns};
 
 const N: usize = 1 << 20;
 
@@ -142,32 +143,6 @@ fn bench(c: &mut Criterion) {
 }
 
 static SIZES: std::sync::OnceLock<Vec<(String, usize, String)>> = std::sync::OnceLock::new();
-
-fn criterion_dir() -> Option<PathBuf> {
-    if let Some(h) = std::env::var_os("CRITERION_HOME") {
-        return Some(PathBuf::from(h));
-    }
-    if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
-        return Some(PathBuf::from(t).join("criterion"));
-    }
-    let mut d = std::env::current_dir().ok()?;
-    loop {
-        let c = d.join("target").join("criterion");
-        if c.is_dir() {
-            return Some(c);
-        }
-        if !d.pop() {
-            return None;
-        }
-    }
-}
-
-/// Criterion's mean estimate (ns) of `id` (`group/function`) from this run.
-fn mean_ns(dir: &std::path::Path, id: &str) -> Option<f64> {
-    let text = std::fs::read_to_string(dir.join(id).join("new/estimates.json")).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    v["mean"]["point_estimate"].as_f64()
-}
 
 fn summary() {
     let (Some(dir), Some(sizes)) = (criterion_dir(), SIZES.get()) else { return };
