@@ -8,30 +8,16 @@
 //! `1`, … separated by `\n--file--\n`.
 #![no_main]
 use fnabi::Value;
-use fnabi::inputs::{InputReader, MemoryFiles};
+use fnabi::inputs::InputReader;
 use libfuzzer_sys::fuzz_target;
+
+mod files;
 
 fuzz_target!(|data: &[u8]| {
     // A short text or raw header can ask for gigabytes: the limits refuse
-    // it, here set low so that every input stays fast.
-    fnabi::limits::set_max_bytes(fnabi::limits::ByteLimit::Array, Some(1 << 16));
-    fnabi::limits::set_max_bytes(fnabi::limits::ByteLimit::File, Some(1 << 16));
-    let (specs, rest) = match data.iter().position(|&b| b == 0) {
-        Some(i) => (&data[..i], &data[i + 1..]),
-        None => (data, &[][..]),
-    };
+    // it, set low by `text_and_files` so that every input stays fast.
+    let (specs, files) = files::text_and_files(data);
     let Ok(specs) = std::str::from_utf8(specs) else { return };
-    let mut files = MemoryFiles::new();
-    let mut rest = rest;
-    let sep = b"\n--file--\n";
-    for n in 0..4 {
-        let end = rest.windows(sep.len()).position(|w| w == sep);
-        files.insert(n.to_string(), &rest[..end.unwrap_or(rest.len())]);
-        match end {
-            Some(e) => rest = &rest[e + sep.len()..],
-            None => break,
-        }
-    }
     let mut reader = InputReader::new(&files);
     for (i, spec) in specs.split('\n').enumerate() {
         let before = reader.values().len();

@@ -8,8 +8,10 @@
 //! separated by `\n--file--\n`.
 #![no_main]
 use fnabi::Value;
-use fnabi::inputs::{MemoryFiles, arguments_from_json};
+use fnabi::inputs::arguments_from_json;
 use libfuzzer_sys::fuzz_target;
+
+mod files;
 
 /// Every string in `v` (arrays are leaves).
 fn strings<'v>(v: &'v Value<'_>, out: &mut Vec<&'v str>) {
@@ -22,23 +24,7 @@ fn strings<'v>(v: &'v Value<'_>, out: &mut Vec<&'v str>) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    fnabi::limits::set_max_bytes(fnabi::limits::ByteLimit::Array, Some(1 << 16));
-    fnabi::limits::set_max_bytes(fnabi::limits::ByteLimit::File, Some(1 << 16));
-    let (json, rest) = match data.iter().position(|&b| b == 0) {
-        Some(i) => (&data[..i], &data[i + 1..]),
-        None => (data, &[][..]),
-    };
-    let mut files = MemoryFiles::new();
-    let mut rest = rest;
-    let sep = b"\n--file--\n";
-    for n in 0..4 {
-        let end = rest.windows(sep.len()).position(|w| w == sep);
-        files.insert(n.to_string(), &rest[..end.unwrap_or(rest.len())]);
-        match end {
-            Some(e) => rest = &rest[e + sep.len()..],
-            None => break,
-        }
-    }
+    let (json, files) = files::text_and_files(data);
     match arguments_from_json(json, "args.json", &files) {
         Ok((args, kwargs)) => {
             // The same text without its files: every string it has is

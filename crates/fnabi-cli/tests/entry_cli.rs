@@ -289,23 +289,6 @@ fn an_integration_test_style_main_prints_what_mlir_runner_prints() {
     assert_eq!(String::from_utf8_lossy(&runner.stdout), checks);
 }
 
-/// The `data` of every array in fnabi's JSON output, flattened, in order.
-fn json_data(text: &str) -> Vec<f64> {
-    fn walk(v: &serde_json::Value, out: &mut Vec<f64>) {
-        match v {
-            serde_json::Value::Object(o) if o.contains_key("dtype") => {
-                out.extend(o["data"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()));
-            }
-            serde_json::Value::Object(o) => o.values().for_each(|x| walk(x, out)),
-            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
-            other => panic!("unexpected {other}"),
-        }
-    }
-    let mut out = Vec::new();
-    walk(&serde_json::from_str(text).unwrap(), &mut out);
-    out
-}
-
 #[test]
 fn tensor_level_linalg_and_libm_match_numpy() {
     let src = repo("crates/fnabi/tests/mlir/cross_backend.mlir");
@@ -317,7 +300,7 @@ fn tensor_level_linalg_and_libm_match_numpy() {
         }
         let (ok, out, err) = fnabi(&args);
         assert!(ok, "{f}: {err}");
-        json_data(&out)
+        common::json_data(&out)
     };
     let want = |script: &str| -> Vec<f64> {
         common::python(&format!("import numpy as np, json\n{script}"))

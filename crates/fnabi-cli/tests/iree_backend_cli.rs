@@ -38,24 +38,6 @@ fn fnabi_env(args: &[&str], env: &[(&str, Option<&str>)]) -> (bool, String, Stri
     (out.status.success(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
 }
 
-/// The `data` of every array (and every number) in fnabi's JSON output, flattened.
-fn json_data(text: &str) -> Vec<f64> {
-    fn walk(v: &serde_json::Value, out: &mut Vec<f64>) {
-        match v {
-            serde_json::Value::Object(o) if o.contains_key("dtype") => {
-                out.extend(o["data"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()));
-            }
-            serde_json::Value::Object(o) => o.values().for_each(|x| walk(x, out)),
-            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
-            serde_json::Value::Number(n) => out.push(n.as_f64().unwrap()),
-            other => panic!("unexpected {other}"),
-        }
-    }
-    let mut out = Vec::new();
-    walk(&serde_json::from_str(text).unwrap(), &mut out);
-    out
-}
-
 fn numpy(script: &str) -> Vec<f64> {
     common::python(&format!("import numpy as np\n{script}")).split_whitespace().map(|x| x.parse().unwrap()).collect()
 }
@@ -88,7 +70,7 @@ fn both(cache: &Path, src: &Path, f: &str, inputs: &[&str]) -> [(String, Vec<f64
         args.extend(["--output", "json"]);
         let (ok, json, err) = fnabi_env(&args, &[("FNABI_CACHE_DIR", Some(cache))]);
         assert!(ok, "{f} on {backend}: {err}");
-        (text, json_data(&json))
+        (text, common::json_data(&json))
     })
 }
 

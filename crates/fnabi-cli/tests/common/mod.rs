@@ -45,3 +45,22 @@ pub fn python(script: &str) -> String {
     assert!(out.status.success(), "python failed: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }
+
+#[allow(dead_code)] // Not every test binary reads JSON output.
+/// The `data` of every array (and every number) in fnabi's JSON output, flattened.
+pub fn json_data(text: &str) -> Vec<f64> {
+    fn walk(v: &serde_json::Value, out: &mut Vec<f64>) {
+        match v {
+            serde_json::Value::Object(o) if o.contains_key("dtype") => {
+                out.extend(o["data"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()));
+            }
+            serde_json::Value::Object(o) => o.values().for_each(|x| walk(x, out)),
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            serde_json::Value::Number(n) => out.push(n.as_f64().unwrap()),
+            other => panic!("unexpected {other}"),
+        }
+    }
+    let mut out = Vec::new();
+    walk(&serde_json::from_str(text).unwrap(), &mut out);
+    out
+}
