@@ -204,6 +204,36 @@ impl CacheEntry {
     }
 }
 
+/// The name a source file gets in a staging folder, so that the tools'
+/// messages and the module's locations name the user's file: its own file
+/// name when that is a plain name (ASCII letters, digits, `_`, `-`, `.`; not
+/// starting with `-`, so no tool reads it as a flag) ending in one of
+/// `extensions` (and more than the extension) and none of `reserved` (the
+/// staging folder's own files); else `input.mlir`.
+///
+/// ```
+/// use fnabi_core::cache::staged_source_name;
+/// use std::path::Path;
+/// let name = |p: &str| staged_source_name(Some(Path::new(p)), &[".mlir"], &["lowered.mlir"]);
+/// assert_eq!(name("/home/me/model.mlir"), "model.mlir");
+/// assert_eq!(name("my model.mlir"), "input.mlir"); // a space
+/// assert_eq!(name("-o.mlir"), "input.mlir"); // would read as a flag
+/// assert_eq!(name("lowered.mlir"), "input.mlir"); // the pipeline's own file
+/// assert_eq!(name(".mlir"), "input.mlir");
+/// assert_eq!(staged_source_name(None, &[".mlir"], &[]), "input.mlir");
+/// ```
+pub fn staged_source_name(path: Option<&Path>, extensions: &[&str], reserved: &[&str]) -> String {
+    path.and_then(Path::file_name)
+        .and_then(std::ffi::OsStr::to_str)
+        .filter(|n| {
+            extensions.iter().any(|e| n.len() > e.len() && n.ends_with(e))
+                && !n.starts_with('-')
+                && n.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+                && !reserved.contains(n)
+        })
+        .map_or_else(|| "input.mlir".to_owned(), str::to_owned)
+}
+
 /// A uniquely named folder `tmp-KEY-…` in a cache folder, where one
 /// compile writes its files before [`CacheEntry::publish`] moves its
 /// artifact into place; removed (with what is left in it) when dropped.

@@ -19,7 +19,6 @@ use crate::runtime::Device;
 use fnabi_core::Error;
 use fnabi_core::cache::{ArtifactKind, CacheEntry, StagingDir, default_cache_dir, fnv1a_128, writable_dir};
 use fnabi_core::progress::Progress;
-use std::ffi::OsStr;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -162,17 +161,7 @@ impl IreeCompileOptions {
     /// module's locations): the source file's name when it is a plain
     /// `.mlir`/`.mlirbc` name, else `input.mlir`.
     fn input_name(&self) -> String {
-        self.source_path
-            .as_deref()
-            .and_then(Path::file_name)
-            .and_then(OsStr::to_str)
-            .filter(|n| {
-                (n.ends_with(".mlir") || n.ends_with(".mlirbc"))
-                    && !n.starts_with('-')
-                    && n.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
-                    && *n != "module.vmfb"
-            })
-            .map_or_else(|| "input.mlir".to_owned(), str::to_owned)
+        fnabi_core::cache::staged_source_name(self.source_path.as_deref(), &[".mlir", ".mlirbc"], &["module.vmfb"])
     }
 
     /// The input as the user knows it.

@@ -249,18 +249,7 @@ impl CompileOptions {
     /// locations): the source file's name when it is a plain `.mlir` name,
     /// else `input.mlir`.
     fn input_name(&self) -> String {
-        self.source_path
-            .as_deref()
-            .and_then(Path::file_name)
-            .and_then(OsStr::to_str)
-            .filter(|n| {
-                n.ends_with(".mlir")
-                    && n.len() > 5
-                    && !n.starts_with('-')
-                    && n.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
-                    && !matches!(*n, "lowered.mlir")
-            })
-            .map_or_else(|| "input.mlir".to_owned(), str::to_owned)
+        crate::cache::staged_source_name(self.source_path.as_deref(), &[".mlir"], &["lowered.mlir"])
     }
 }
 
