@@ -277,6 +277,69 @@ fn compile_errors_name_the_users_file_and_line() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// 8-bit float arithmetic (tests/mlir/float8_arith.mlir: extf to f32,
+/// compute, truncf back) through IREE, bytes checked against hand-derived
+/// encodings; fnabi's MLIR backend refuses the same source with a note
+/// (MLIR 22 lowers f8E4M3FN/f8E5M2 extf/truncf on CPUs only through
+/// `--convert-arith-to-apfloat`, which rewrites every float op of a module).
+#[test]
+fn float8_arithmetic_runs_on_iree_and_is_refused_with_a_note_on_mlir() {
+    let dir = scratch("float8");
+    let cache = dir.join("cache");
+    let env = [("FNABI_CACHE_DIR", Some(cache.to_str().unwrap()))];
+    let src = repo("crates/fnabi/tests/mlir/float8_arith.mlir");
+    let s = src.to_str().unwrap();
+    // Each case: function, inputs, expected text, expected bytes. By hand:
+    // scale_e4m3fn computes truncf(2x + 0.25) in f8E4M3FN (bias 7, 3
+    // mantissa bits, round to nearest even). "0.1" reads as 0x1d = 0.1015625:
+    //   2*0.1015625+0.25 = 0.453125, halfway between 0.4375 and 0.46875
+    //     (step 1/32 in [0.25,0.5)) -> even mantissa 0.4375 = 1.75*2^-2 = 0 0101 110 = 0x2e
+    //   2*1+0.25 = 2.25 = 1.125*2^1 = 0 1000 001 = 0x41
+    //   2*-3+0.25 = -5.75, halfway between -5.5 and -6 -> even -6 = -1.5*2^2 = 1 1001 100 = 0xcc
+    //   2*208+0.25 = 416.25 (step 32 in [256,512)) -> 416 = 1.625*2^8 = 0 1111 101 = 0x7d
+    // add_e5m2 computes truncf(x + y) in f8E5M2 (bias 15, 2 mantissa bits):
+    //   1+0.25 = 1.25 = 0 01111 01 = 0x3d; 1+0.125 = 1.125, halfway -> even 1.0 = 0x3c;
+    //   3+0.5 = 3.5 = 1.75*2^1 = 0 10000 11 = 0x43; 48+10 = 58 (step 8) -> 56 = 1.75*2^5 = 0x53.
+    // Text prints the shortest decimal that reads back as the same f8 value.
+    let cases: [(&str, &[&str], &str, [u8; 4]); 2] = [
+        ("scale_e4m3fn", &["-i", "4xf8E4M3FN=0.1 1 -3 208"], "4xf8E4M3FN=0.44 2.2 -6 416\n", [0x2e, 0x41, 0xcc, 0x7d]),
+        (
+            "add_e5m2",
+            &["-i", "4xf8E5M2=1 1 3 48", "-i", "4xf8E5M2=0.25 0.125 0.5 10"],
+            "4xf8E5M2=1.2 1 3.5 56\n",
+            [0x3d, 0x3c, 0x43, 0x53],
+        ),
+    ];
+    for (f, inputs, text, bytes) in cases {
+        let mut args = vec!["run", s, "--backend", "iree", "-f", f];
+        args.extend_from_slice(inputs);
+        let (ok, out, err) = fnabi_env(&args, &env);
+        assert!(ok, "{f}: {err}");
+        assert_eq!(out, text, "{f}");
+        let raw = dir.join(format!("{f}.bin"));
+        let spec = format!("--output=@{}", raw.display());
+        args.push(&spec);
+        let (ok, _, err) = fnabi_env(&args, &env);
+        assert!(ok, "{f}: {err}");
+        assert_eq!(std::fs::read(&raw).unwrap(), bytes, "{f}");
+        // The MLIR backend: no CPU lowering of f8 extf/truncf, said so.
+        args.truncate(args.len() - 1);
+        args[3] = "mlir";
+        let (ok, out, err) = fnabi_env(&args, &env);
+        assert!(!ok && out.is_empty(), "{f}: {out}");
+        assert!(err.contains("error: Dialect `arith' not found for custom op 'arith.extf'"), "{f}: {err}");
+        assert!(
+            err.trim_end().ends_with(
+                "note: `arith.extf` of an 8-bit float has no lowering in MLIR's CPU pipeline (arith-expand covers only \
+                 bf16, f8E8M0 and f4E2M1): compile it with IREE (`fnabi run FILE --backend iree`), or move f8 values \
+                 only as bytes"
+            ),
+            "{f}: {err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_missing_compiler_says_what_to_install() {
     let src = repo("crates/fnabi/tests/mlir/cross_backend.mlir");

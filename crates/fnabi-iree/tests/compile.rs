@@ -4,7 +4,7 @@
 //! compile error names the user's file and line. Expected values are
 //! computed by hand.
 
-use fnabi::{Array, Value};
+use fnabi::{Array, DType, Value};
 use fnabi_core::cache::{self, ArtifactKind, CacheEntry};
 use fnabi_iree::{Device, IreeCompileError, IreeCompileOptions, IreeCompiler, IreeModule};
 use std::path::{Path, PathBuf};
@@ -105,4 +105,33 @@ fn compile_errors_are_typed_and_name_the_file_and_line() {
     assert!(matches!(e, IreeCompileError::NotInstalled(_)));
     assert_eq!(e.to_string(), "/nonexistent: no such file: pip install iree-base-compiler==3.13.0");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// 8-bit float tensors in and out of a real IREE call doing arithmetic
+/// (tests/mlir/float8_arith.mlir), inputs and expected outputs encoded by
+/// hand (sign | exponent | mantissa; E4M3FN bias 7, E5M2 bias 15; results
+/// rounded to nearest even, derivations in fnabi-cli's iree_backend_cli.rs).
+#[test]
+fn float8_tensors_through_iree_arithmetic() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fnabi/tests/mlir/float8_arith.mlir");
+    // SAFETY: a fixture of this repository, compiled by IREE's compiler.
+    let m = unsafe { IreeModule::compile_file(&path, Device::LocalSync, &IreeCompileOptions::default()) }.unwrap();
+    let call = |f: &str, args: &[(DType, [u8; 4])]| {
+        let args = args.iter().map(|(t, b)| Value::from(Array::from_bytes(*t, &[4], None, b, 0).unwrap().to_owned()));
+        let out = m.function(f).unwrap().call(args.collect::<Vec<_>>()).unwrap();
+        let a = out.as_array().unwrap();
+        assert_eq!(a.shape(), [4]);
+        (a.dtype(), a.storage_bytes().to_vec())
+    };
+    // 2x + 0.25 of 0.1015625, 1, -3, 208 -> 0.4375, 2.25, -6, 416.
+    assert_eq!(
+        call("scale_e4m3fn", &[(DType::F8E4M3FN, [0x1d, 0x38, 0xc4, 0x75])]),
+        (DType::F8E4M3FN, vec![0x2e, 0x41, 0xcc, 0x7d])
+    );
+    // [1, 1, 3, 48] + [0.25, 0.125, 0.5, 10] -> 1.25, 1, 3.5, 56.
+    let (x, y) = ([0x3c, 0x3c, 0x42, 0x52], [0x34, 0x30, 0x38, 0x49]);
+    assert_eq!(
+        call("add_e5m2", &[(DType::F8E5M2, x), (DType::F8E5M2, y)]),
+        (DType::F8E5M2, vec![0x3d, 0x3c, 0x43, 0x53])
+    );
 }

@@ -904,10 +904,21 @@ fn pipeline_error(e: MlirError, options: &CompileOptions) -> MlirError {
         let op = line
             .split_once("LLVM Translation failed for operation: ")
             .or_else(|| line.split_once("for dialect for op: "))
+            .or_else(|| line.split_once("not found for custom op "))
             .map(|(_, op)| op.trim().trim_matches('\'').to_owned());
         if let Some(op) = op {
             let dialect = op.split('.').next().unwrap_or_default();
+            let f8 = ["f8E4M3", "f8E5M2", "f8E3M4"];
             let note = match lowering_pass(dialect) {
+                // MLIR 22 lowers extf/truncf of these 8-bit floats for GPUs
+                // only (and through --convert-arith-to-apfloat, which turns
+                // every float op of a module into library calls).
+                Some(_) if (op == "arith.extf" || op == "arith.truncf") && f8.iter().any(|t| text.contains(t)) => {
+                    format!(
+                        "`{op}` of an 8-bit float has no lowering in MLIR's CPU pipeline (arith-expand covers only bf16, f8E8M0 and f4E2M1): \
+                     compile it with IREE (`fnabi run FILE --backend iree`), or move f8 values only as bytes"
+                    )
+                }
                 Some(p) => format!(
                     "`{op}` was left unlowered by fnabi's pipeline (its pass for {dialect} is {p}): rewrite it with ops that pass lowers"
                 ),
