@@ -162,6 +162,20 @@ pub fn front_passes(source: &str, options: &CompileOptions) -> Vec<&'static str>
 }
 
 /// How a module is compiled, besides the default pipeline.
+///
+/// ```
+/// use fnabi_mlir::CompileOptions;
+/// use std::time::Duration;
+/// let o = CompileOptions::default()
+///     .with_runtime_verification(true)
+///     .with_timeout(Some(Duration::from_secs(60)))
+///     .with_pass_option("one-shot-bufferize", "unknown-type-conversion=identity-layout-map");
+/// assert!(o.runtime_verification && !o.embed_abi);
+/// assert_eq!(o.timeout, Some(Duration::from_secs(60)));
+/// assert_eq!(o.pass_options[0].0, "one-shot-bufferize");
+/// assert_eq!(o.pipeline, None); // fnabi's own pipeline
+/// assert_ne!(o, CompileOptions::default());
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct CompileOptions {
     /// Instrument the module with MLIR's runtime op verification
@@ -269,6 +283,15 @@ pub const PACKAGES_HINT: &str =
     "apt-get install --no-install-recommends mlir-22-tools llvm-22 (or mlir-19-tools llvm-19)";
 
 /// The located tools of one MLIR/LLVM version.
+///
+/// ```
+/// use fnabi_mlir::Toolchain;
+/// let t = Toolchain::find()?;
+/// assert!(t.full_version.starts_with(&format!("{}.", t.version)));
+/// assert!(t.libdir.is_dir());
+/// assert!(!t.triple.is_empty());
+/// # Ok::<(), fnabi_mlir::MlirError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Toolchain {
     /// The major version (22 or 19).
@@ -411,6 +434,26 @@ pub use fnabi_core::cache::default_cache_dir;
 use fnabi_core::cache::fnv1a_128;
 
 /// Compiles `.mlir` text to shared libraries, with a cache.
+///
+/// ```
+/// use fnabi_mlir::{Compiler, Toolchain};
+/// let dir = std::env::temp_dir().join(format!("fnabi-doc-compiler-{}", std::process::id()));
+/// let c = Compiler::with(Toolchain::find()?, &dir);
+/// assert_eq!(c.cache_dir(), dir);
+/// let src = r#"
+///   func.func @one() -> i32 attributes {llvm.emit_c_interface} {
+///     %c = arith.constant 1 : i32
+///     return %c : i32
+///   }"#;
+/// let key = c.cache_key(src);
+/// assert_eq!(key.len(), 32);
+/// assert_ne!(key, c.cache_key(&src.replace("1 : i32", "2 : i32")));
+/// let lib = c.compile(src)?;
+/// assert!(lib.starts_with(&dir) && lib.is_file());
+/// assert_eq!(c.compile(src)?, lib); // from the cache
+/// std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Compiler {
     tools: Toolchain,
@@ -942,6 +985,21 @@ fn pipeline_error(e: MlirError, options: &CompileOptions) -> MlirError {
 }
 
 /// What is linked into a module's shared library besides its code.
+///
+/// ```
+/// use fnabi_mlir::{Compiler, LinkInputs, Toolchain};
+/// assert!(LinkInputs::default().is_empty());
+/// let glue = LinkInputs { c_glue: Some("int fnabi_doc_seven(void) { return 7; }".into()), libraries: vec![] };
+/// assert!(!glue.is_empty());
+///
+/// let dir = std::env::temp_dir().join(format!("fnabi-doc-link-{}", std::process::id()));
+/// let c = Compiler::with(Toolchain::find()?, &dir);
+/// let src = "func.func @f() attributes {llvm.emit_c_interface} { return }";
+/// // What is linked in is part of the cache key: two libraries.
+/// assert_ne!(c.compile_with(src, &LinkInputs::default())?, c.compile_with(src, &glue)?);
+/// std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LinkInputs {
     /// C source compiled and linked in (fnabi's trampolines and shims for
