@@ -82,6 +82,13 @@ pub const PIPELINE: [&str; 28] = [
 
 /// The passes whose options `--pass-option` may set: those of
 /// [`PIPELINE`] and [`front_passes`], without their `--` and options.
+///
+/// ```
+/// use fnabi_mlir::compile::pass_names;
+/// let names = pass_names();
+/// assert!(names.contains(&"one-shot-bufferize") && names.contains(&"generate-runtime-verification"));
+/// assert!(names.windows(2).all(|w| w[0] < w[1])); // sorted, each once
+/// ```
 pub fn pass_names() -> Vec<&'static str> {
     let front =
         ["--transform-interpreter", "--test-transform-dialect-erase-schedule", "--generate-runtime-verification"];
@@ -97,6 +104,17 @@ pub fn pass_names() -> Vec<&'static str> {
 
 /// `Ok` when every pass option names a pass of fnabi's pipeline and is one
 /// `OPTION[=VALUE]` word; else what is wrong, with the passes there are.
+///
+/// ```
+/// use fnabi_mlir::compile::check_pass_options;
+/// use fnabi_mlir::CompileOptions;
+/// let ok = CompileOptions::default().with_pass_option("one-shot-bufferize", "unknown-type-conversion=identity-layout-map");
+/// assert!(check_pass_options(&ok).is_ok());
+/// let unknown = CompileOptions::default().with_pass_option("no-such-pass", "x=1");
+/// assert!(check_pass_options(&unknown).is_err());
+/// let spaced = CompileOptions::default().with_pass_option("one-shot-bufferize", "a=1 b=2");
+/// assert!(check_pass_options(&spaced).is_err()); // one word per option
+/// ```
 pub fn check_pass_options(options: &CompileOptions) -> Result<(), Error> {
     let names = pass_names();
     for (pass, option) in &options.pass_options {
@@ -150,6 +168,15 @@ fn apply_pass_options(args: &mut [String], options: &CompileOptions) {
 /// (`transform.named_sequence @__transform_main`) has it applied by the
 /// transform interpreter and then erased; runtime verification
 /// instruments the user's ops while they are still the user's.
+///
+/// ```
+/// use fnabi_mlir::compile::front_passes;
+/// use fnabi_mlir::CompileOptions;
+/// let plain = "func.func @f() { return }";
+/// assert!(front_passes(plain, &CompileOptions::default()).is_empty());
+/// let checked = CompileOptions::default().with_runtime_verification(true);
+/// assert_eq!(front_passes(plain, &checked), ["--generate-runtime-verification"]);
+/// ```
 pub fn front_passes(source: &str, options: &CompileOptions) -> Vec<&'static str> {
     let mut passes = Vec::new();
     if source.contains("@__transform_main") && source.contains("transform.named_sequence") {
@@ -216,6 +243,12 @@ pub struct CompileOptions {
 /// The tail of [`PIPELINE`] that runs after a custom pipeline: from
 /// `--convert-scf-to-cf` on, the conversions to the LLVM dialect (each a
 /// no-op where the user's pipeline already converted).
+///
+/// ```
+/// use fnabi_mlir::compile::{lowering, PIPELINE};
+/// assert_eq!(lowering()[0], "--convert-scf-to-cf");
+/// assert!(PIPELINE.ends_with(lowering()));
+/// ```
 pub fn lowering() -> &'static [&'static str] {
     let at = PIPELINE.iter().position(|p| *p == "--convert-scf-to-cf").unwrap_or(0);
     &PIPELINE[at..]
