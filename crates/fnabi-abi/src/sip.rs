@@ -309,6 +309,22 @@ impl Seen {
 /// `offset`) into `visitor`. Recursion is bounded by [`MAX_DEPTH`] (checked
 /// before a struct is entered), and nothing is allocated unless a raw index
 /// is 1024 or more.
+///
+/// ```
+/// use fnabi_abi::sip::{visit_side, SipVisitor};
+/// struct Leaves(Vec<usize>);
+/// impl SipVisitor<'_> for Leaves {
+///     fn leaf(&mut self, raw_index: usize) {
+///         self.0.push(raw_index);
+///     }
+/// }
+/// // The content of `I8!S5!k0_2`, which starts at byte 3.
+/// let mut v = Leaves(Vec::new());
+/// visit_side(b"S5!k0_2", 3, &mut v).unwrap();
+/// assert_eq!(v.0, [2]);
+/// // A key outside a struct: the error names its absolute offset.
+/// assert_eq!(visit_side(b"k0", 3, &mut v).unwrap_err().offset(), 3);
+/// ```
 pub fn visit_side<'a, V: SipVisitor<'a>>(content: &'a [u8], offset: usize, visitor: &mut V) -> Result<(), ParseError> {
     side(content, offset, &mut Events(visitor)).map(|_| ())
 }
@@ -886,6 +902,14 @@ impl SipSignature {
 }
 
 /// The reference text form of one side (empty for an empty side).
+///
+/// ```
+/// use fnabi_abi::sip::reference_text;
+/// use fnabi_abi::structure::Structure;
+/// let side = Structure::Dict(vec![("x".into(), Structure::Leaf(1))]);
+/// assert_eq!(reference_text(Some(&side)), ":{\n  x=raw(1),\n},\n");
+/// assert_eq!(reference_text(None), "");
+/// ```
 pub fn reference_text(side: Option<&Structure>) -> String {
     let mut t = String::new();
     // Writing into a String cannot fail.
@@ -895,6 +919,14 @@ pub fn reference_text(side: Option<&Structure>) -> String {
 
 /// Writes the reference text form of one side into `out` (nothing for an
 /// empty side).
+///
+/// ```
+/// use fnabi_abi::sip::write_reference_text;
+/// use fnabi_abi::structure::Structure;
+/// let mut out = String::from("results");
+/// write_reference_text(Some(&Structure::Leaf(0)), &mut out).unwrap();
+/// assert_eq!(out, "results=raw(0),\n");
+/// ```
 pub fn write_reference_text(side: Option<&Structure>, out: &mut (impl fmt::Write + ?Sized)) -> fmt::Result {
     let mut t = ReferenceText::with_writer(out);
     if let Some(s) = side {

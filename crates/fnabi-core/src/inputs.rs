@@ -328,6 +328,15 @@ impl<'f> InputReader<'f> {
 
 /// The positional arguments that `--input`s stand for (see
 /// [`InputReader::push`]).
+///
+/// ```
+/// use fnabi_core::inputs::{read_inputs, MemoryFiles};
+/// use fnabi_core::Value;
+/// let values = read_inputs(&["2xi32=5 6", "(null)", "1.5"], &MemoryFiles::new()).unwrap();
+/// assert_eq!(values[0].as_array().unwrap().to_string(), "2xi32=5 6");
+/// assert_eq!(values[1], Value::None);
+/// assert_eq!(values[2], Value::Float(1.5));
+/// ```
 pub fn read_inputs<S: AsRef<str>>(specs: &[S], fs: &dyn InputFileSystem) -> Result<Vec<Value<'static>>, InputError> {
     let mut reader = InputReader::new(fs);
     for s in specs {
@@ -338,6 +347,20 @@ pub fn read_inputs<S: AsRef<str>>(specs: &[S], fs: &dyn InputFileSystem) -> Resu
 
 /// The arguments of the JSON file at `path` (read through `fs`): see
 /// [`arguments_from_json`].
+///
+/// ```
+/// use fnabi_core::inputs::{read_arguments, MemoryFiles};
+/// use fnabi_core::Value;
+/// use std::path::Path;
+/// let mut files = MemoryFiles::new();
+/// files.insert("call.json", r#"[1, "two"]"#);
+/// let (args, kwargs) = read_arguments(Path::new("call.json"), &files).unwrap();
+/// assert_eq!(args, [Value::Int(1), Value::Str("two".into())]);
+/// assert!(kwargs.is_empty());
+/// files.insert("bad.json", "[1,");
+/// let e = read_arguments(Path::new("bad.json"), &files).unwrap_err();
+/// assert!(e.to_string().starts_with("bad.json: "));
+/// ```
 pub fn read_arguments(
     path: &Path,
     fs: &dyn InputFileSystem,
