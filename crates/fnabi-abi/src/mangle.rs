@@ -36,6 +36,20 @@ pub const fn is_span_tag(b: u8) -> bool {
 }
 
 /// One lexical component of a mangled signature, borrowed from the input.
+///
+/// ```
+/// use fnabi_abi::mangle::{Component, SignatureParser};
+///
+/// // `S` span of length 3 at offset 0: `!` at 2, content `_3` from offset 3.
+/// let span = SignatureParser::new("S3!_3").next().unwrap().unwrap();
+/// assert_eq!(span, Component::Span { tag: b'S', content: b"_3", offset: 0, content_offset: 3 });
+/// assert_eq!((span.tag(), span.offset()), (b'S', 0));
+///
+/// // The span's content, read with offsets into the whole signature.
+/// let inner = span.nested().unwrap().next().unwrap().unwrap();
+/// assert_eq!(inner, Component::Integer { tag: b'_', value: 3, offset: 3 });
+/// assert!(inner.nested().is_none());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Component<'a> {
     /// A tagged 32-bit integer.
@@ -91,6 +105,22 @@ impl<'a> Component<'a> {
 ///
 /// An iterator of `Result<Component, ParseError>` that yields `None` after the
 /// last component or after the first error (it is fused).
+///
+/// ```
+/// use fnabi_abi::mangle::{Component, SignatureParser};
+///
+/// let mut p = SignatureParser::new("a1b-2");
+/// // `b` starts at byte 2 (after `a1`).
+/// assert_eq!(p.seek_tag(b'b'), Ok(Some(Component::Integer { tag: b'b', value: -2, offset: 2 })));
+/// assert!(p.is_at_end());
+/// assert_eq!(p.offset(), 5);
+/// assert!(p.next().is_none());
+///
+/// // A span whose length runs past the input is an error, then the parser stops.
+/// let mut bad = SignatureParser::new("S9!x");
+/// assert!(bad.next().unwrap().is_err());
+/// assert!(bad.next().is_none());
+/// ```
 #[derive(Clone, Debug)]
 pub struct SignatureParser<'a> {
     bytes: &'a [u8],
@@ -334,6 +364,20 @@ impl std::iter::FusedIterator for SignatureParser<'_> {}
 /// The methods panic when given a tag of the wrong class (an integer tag
 /// that is not `_`/`a`–`z`, a span tag that is not `A`–`Z`): tags are chosen
 /// by code, never by input.
+///
+/// ```
+/// use fnabi_abi::mangle::SignatureBuilder;
+///
+/// let mut inner = SignatureBuilder::new();
+/// inner.integer(b'i', 7);
+/// assert_eq!(inner.as_str(), "i7");
+///
+/// // Appended as a span: tag `F`, length 3 (`!i7`).
+/// let mut outer = SignatureBuilder::new();
+/// inner.append_to(&mut outer, b'F');
+/// outer.integer(b'_', 0);
+/// assert_eq!(outer.into_string(), "F3!i7_0");
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct SignatureBuilder {
     buf: String,

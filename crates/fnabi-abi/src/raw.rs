@@ -43,6 +43,16 @@ use std::fmt;
 use std::str::FromStr;
 
 /// One dimension of a buffer type.
+///
+/// ```
+/// use fnabi_abi::Dim;
+/// assert_eq!(Dim::from_i32(-1), Some(Dim::Dynamic));
+/// assert_eq!(Dim::from_i32(-2), None);
+/// assert_eq!(Dim::from_i32(4), Some(Dim::Static(4)));
+/// assert_eq!((Dim::Static(4).to_i32(), Dim::Dynamic.to_i32()), (4, -1));
+/// assert_eq!(Dim::Static(4).as_static(), Some(4));
+/// assert_eq!(format!("{}x{}", Dim::Dynamic, Dim::Static(4)), "?x4");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Dim {
     /// Known only when called (`d-1`, printed `?`).
@@ -243,6 +253,18 @@ impl fmt::Debug for Dims {
 
 /// The order of a buffer's dimensions in memory: the preferred layout of the
 /// documents' contiguity hint (raw ABI version 2, `c` field).
+///
+/// ```
+/// use fnabi_abi::{BufferType, Dim, DimOrder, ScalarType};
+/// assert_eq!(DimOrder::default(), DimOrder::RowMajor);
+/// assert_eq!(DimOrder::ColumnMajor.code(), 1);
+/// assert_eq!(DimOrder::from_code(1), Some(DimOrder::ColumnMajor));
+/// assert_eq!(DimOrder::from_code(2), None);
+/// let b = BufferType::new(ScalarType::F64, [Dim::Static(2), Dim::Static(3)])
+///     .unwrap()
+///     .with_layout(DimOrder::ColumnMajor);
+/// assert_eq!(b.to_string(), "Buffer<float64[2x3], column-major>");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum DimOrder {
     /// C order: the last index varies fastest. The default.
@@ -280,6 +302,14 @@ impl DimOrder {
 }
 
 /// A static dimension larger than the ABI's 32-bit signed integers hold.
+///
+/// ```
+/// use fnabi_abi::raw::DimOutOfRange;
+/// use fnabi_abi::{BufferType, Dim, ScalarType};
+/// let err = BufferType::new(ScalarType::F32, [Dim::Static(1 << 31)]).unwrap_err();
+/// assert_eq!(err, DimOutOfRange(2_147_483_648));
+/// assert_eq!(err.to_string(), "dimension 2147483648 exceeds the ABI's 32-bit signed range");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DimOutOfRange(pub u32);
 
@@ -292,6 +322,18 @@ impl fmt::Display for DimOutOfRange {
 impl std::error::Error for DimOutOfRange {}
 
 /// A shaped n-d buffer type: element type, dims, preferred layout.
+///
+/// ```
+/// use fnabi_abi::{BufferType, Dim, DimOrder, RawSignature, RawType, ScalarType};
+/// let b = BufferType::new(ScalarType::F32, [Dim::Dynamic, Dim::Static(4)]).unwrap();
+/// assert_eq!((b.dtype(), b.rank(), b.layout()), (ScalarType::F32, 2, DimOrder::RowMajor));
+/// assert_eq!(b.dims(), [Dim::Dynamic, Dim::Static(4)]);
+/// assert!(!b.is_static());
+/// assert_eq!(b.to_string(), "Buffer<float32[?x4]>");
+/// // float32 is the default element type, so the span holds only the dims.
+/// let sig = RawSignature::new(vec![RawType::Buffer(b)], vec![]);
+/// assert_eq!(sig.to_mangled(), "I9!B6!d-1d4R1!");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct BufferType {
     dtype: ScalarType,
@@ -390,6 +432,19 @@ fn write_buffer(f: &mut impl Sink, dtype: ScalarType, dims: &[Dim], layout: DimO
 }
 
 /// One input or result of a raw signature.
+///
+/// ```
+/// use fnabi_abi::mangle::SignatureBuilder;
+/// use fnabi_abi::{RawType, ScalarType};
+/// assert_eq!(RawType::Scalar(ScalarType::I32).to_string(), "sint32");
+/// assert_eq!(RawType::RefObject.to_string(), "RefObject<?>");
+/// assert!(RawType::RefObject.as_buffer().is_none());
+///
+/// let mut b = SignatureBuilder::new();
+/// RawType::Scalar(ScalarType::F64).mangle_into(&mut b); // float64 has code 2
+/// RawType::RefObject.mangle_into(&mut b);
+/// assert_eq!(b.as_str(), "S3!t2O1!");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum RawType {
     /// `B`: a shaped n-d buffer.
@@ -456,6 +511,23 @@ impl fmt::Display for RawType {
 }
 
 /// A raw function signature: the flat inputs and results.
+///
+/// ```
+/// use fnabi_abi::{BufferType, Dim, DimOrder, RawSignature, RawType, ScalarType};
+/// let sig = RawSignature::parse("I6!S3!t6R4!U1!").unwrap();
+/// assert_eq!(sig.inputs, [RawType::Scalar(ScalarType::I32)]);
+/// assert_eq!(sig.results, [RawType::Unrecognized]);
+/// assert_eq!(sig.to_string(), "(sint32) -> (Unrecognized<?>)");
+/// assert_eq!(sig.abi_version(), 1);
+///
+/// // The human-readable form also takes short scalar names.
+/// let f = RawSignature::parse_human("(f32) -> ()").unwrap();
+/// assert_eq!(f.to_mangled(), "I4!S1!R1!");
+///
+/// // A column-major buffer needs ABI version 2.
+/// let col = BufferType::new(ScalarType::F32, [Dim::Static(2)]).unwrap().with_layout(DimOrder::ColumnMajor);
+/// assert_eq!(RawSignature::new(vec![RawType::Buffer(col)], vec![]).abi_version(), 2);
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct RawSignature {
     /// Inputs in order.
@@ -640,12 +712,35 @@ impl<'a> RawSignatureReader<'a> {
 }
 
 /// Reads the items of one type sequence.
+///
+/// ```
+/// use fnabi_abi::ScalarType;
+/// use fnabi_abi::raw::{RawSignatureReader, RawTypeRef};
+/// let r = RawSignatureReader::new(b"I9!S3!t6O1!R1!").unwrap();
+/// let inputs: Vec<_> = r.inputs().collect::<Result<_, _>>().unwrap();
+/// assert_eq!(inputs, [RawTypeRef::Scalar(ScalarType::I32), RawTypeRef::RefObject]);
+/// assert!(r.results().next().is_none());
+///
+/// // An unknown item tag is an error when that item is read.
+/// let bad = RawSignatureReader::new(b"I4!X1!R1!").unwrap();
+/// assert!(bad.inputs().next().unwrap().is_err());
+/// ```
 #[derive(Clone, Debug)]
 pub struct RawTypeReader<'a> {
     p: SignatureParser<'a>,
 }
 
 /// One item of a type sequence, borrowed from the signature.
+///
+/// ```
+/// use fnabi_abi::raw::{RawSignatureReader, RawTypeRef};
+/// use fnabi_abi::{BufferType, Dim, RawType, ScalarType};
+/// let r = RawSignatureReader::new(b"I9!B6!d-1d4R1!").unwrap();
+/// let item = r.inputs().next().unwrap().unwrap();
+/// assert!(matches!(item, RawTypeRef::Buffer(_)));
+/// let owned = BufferType::new(ScalarType::F32, [Dim::Dynamic, Dim::Static(4)]).unwrap();
+/// assert_eq!(item.to_owned(), RawType::Buffer(owned));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RawTypeRef<'a> {
     /// A buffer type.
@@ -676,6 +771,16 @@ impl RawTypeRef<'_> {
 
 /// A validated buffer item: its element type and layout, and its dims
 /// (kept from the check up to rank 4, read again from the span above).
+///
+/// ```
+/// use fnabi_abi::raw::{RawSignatureReader, RawTypeRef};
+/// use fnabi_abi::{Dim, DimOrder, ScalarType};
+/// // `t2`: float64, `c1`: column-major, dims 2 and 3.
+/// let r = RawSignatureReader::new(b"I12!B9!t2c1d2d3R1!").unwrap();
+/// let Some(Ok(RawTypeRef::Buffer(b))) = r.inputs().next() else { panic!("not a buffer") };
+/// assert_eq!((b.dtype, b.layout, b.rank()), (ScalarType::F64, DimOrder::ColumnMajor, 2));
+/// assert_eq!(b.dims().collect::<Vec<_>>(), [Dim::Static(2), Dim::Static(3)]);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BufferRef<'a> {
     /// Element type (the last `t`, float32 if none).

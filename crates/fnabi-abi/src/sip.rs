@@ -51,6 +51,21 @@ use std::fmt::{self, Write as _};
 use std::str::FromStr;
 
 /// The kind of a struct: a sequence (`S`, integer keys) or a dict (`D`, string keys).
+///
+/// ```
+/// use fnabi_abi::sip::{SipReader, SipVisitor, StructKind};
+/// struct Kinds(Vec<StructKind>);
+/// impl SipVisitor<'_> for Kinds {
+///     fn open(&mut self, kind: StructKind) {
+///         self.0.push(kind);
+///     }
+/// }
+/// // A dict (`D`) whose key `a` holds a sequence (`S`) of one leaf.
+/// let r = SipReader::new(b"I16!D12!K2!aS5!k0_0R1!").unwrap();
+/// let mut k = Kinds(Vec::new());
+/// r.visit_inputs(&mut k).unwrap();
+/// assert_eq!(k.0, [StructKind::Dict, StructKind::Sequence]);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StructKind {
     /// Integer keys.
@@ -75,6 +90,35 @@ impl StructKind {
 ///
 /// The parser validates as it goes and stops at the first error, so a
 /// visitor may have seen some events of a side that then fails.
+///
+/// ```
+/// use fnabi_abi::sip::{SipReader, SipVisitor, StructKind};
+/// #[derive(Default)]
+/// struct Events(Vec<String>);
+/// impl<'a> SipVisitor<'a> for Events {
+///     fn integer_key(&mut self, key: usize) {
+///         self.0.push(format!("k{key}"));
+///     }
+///     fn string_key(&mut self, key: &'a str) {
+///         self.0.push(format!("K{key}"));
+///     }
+///     fn open(&mut self, kind: StructKind) {
+///         self.0.push(format!("{kind:?}"));
+///     }
+///     fn close(&mut self) {
+///         self.0.push("close".into());
+///     }
+///     fn leaf(&mut self, raw_index: usize) {
+///         self.0.push(format!("${raw_index}"));
+///     }
+/// }
+/// let r = SipReader::new(b"I12!S9!k0_0k1_1R10!D7!K2!a_0").unwrap();
+/// let (mut ins, mut outs) = (Events::default(), Events::default());
+/// r.visit_inputs(&mut ins).unwrap();
+/// r.visit_results(&mut outs).unwrap();
+/// assert_eq!(ins.0, ["Sequence", "k0", "$0", "k1", "$1", "close"]);
+/// assert_eq!(outs.0, ["Dict", "Ka", "$0", "close"]);
+/// ```
 #[allow(unused_variables)]
 pub trait SipVisitor<'a> {
     /// An integer (sequence) key.
@@ -92,6 +136,26 @@ pub trait SipVisitor<'a> {
 /// A zero-copy reader of a SIP signature: checks the top level (exactly one
 /// `I` and one `R` span, in either order, nothing else) and parses a side
 /// when asked, driving a [`SipVisitor`].
+///
+/// ```
+/// use fnabi_abi::sip::{SipReader, SipVisitor};
+/// struct Leaves(usize);
+/// impl SipVisitor<'_> for Leaves {
+///     fn leaf(&mut self, _raw_index: usize) {
+///         self.0 += 1;
+///     }
+/// }
+/// let r = SipReader::new(b"I12!S9!k0_0k1_1R3!_0").unwrap();
+/// let mut n = Leaves(0);
+/// r.visit_inputs(&mut n).unwrap();
+/// assert_eq!(n.0, 2);
+///
+/// // Without an `R` span the top level is rejected.
+/// assert!(SipReader::new(b"I3!_0").is_err());
+/// // Raw index 0 twice on one side is rejected when that side is read.
+/// let twice = SipReader::new(b"I12!S9!k0_0k1_0R1!").unwrap();
+/// assert!(twice.visit_inputs(&mut Leaves(0)).is_err());
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct SipReader<'a> {
     inputs: (&'a [u8], usize),
@@ -245,6 +309,22 @@ impl Seen {
 /// `offset`) into `visitor`. Recursion is bounded by [`MAX_DEPTH`] (checked
 /// before a struct is entered), and nothing is allocated unless a raw index
 /// is 1024 or more.
+///
+/// ```
+/// use fnabi_abi::sip::{visit_side, SipVisitor};
+/// struct Leaves(Vec<usize>);
+/// impl SipVisitor<'_> for Leaves {
+///     fn leaf(&mut self, raw_index: usize) {
+///         self.0.push(raw_index);
+///     }
+/// }
+/// // The content of `I8!S5!k0_2`, which starts at byte 3.
+/// let mut v = Leaves(Vec::new());
+/// visit_side(b"S5!k0_2", 3, &mut v).unwrap();
+/// assert_eq!(v.0, [2]);
+/// // A key outside a struct: the error names its absolute offset.
+/// assert_eq!(visit_side(b"k0", 3, &mut v).unwrap_err().offset(), 3);
+/// ```
 pub fn visit_side<'a, V: SipVisitor<'a>>(content: &'a [u8], offset: usize, visitor: &mut V) -> Result<(), ParseError> {
     side(content, offset, &mut Events(visitor)).map(|_| ())
 }
@@ -668,6 +748,22 @@ pub fn visit_structure<'s, V: SipVisitor<'s>>(structure: &'s Structure, visitor:
 /// Every `SipSignature` is valid: keys ascending, raw indices unique per
 /// side, depth at most [`MAX_DEPTH`], every integer within the 32-bit range
 /// of the mangling. So [`to_mangled`](SipSignature::to_mangled) cannot fail.
+///
+/// ```
+/// use fnabi_abi::SipSignature;
+/// use fnabi_abi::structure::Structure;
+/// let inputs = Structure::Sequence(vec![(0, Structure::Leaf(0)), (1, Structure::Leaf(1))]);
+/// let sig = SipSignature::new(Some(inputs.clone()), Some(Structure::Leaf(0))).unwrap();
+/// assert_eq!(sig.to_mangled(), "I12!S9!k0_0k1_1R3!_0");
+/// assert_eq!(sig.to_string(), "([$0, $1]) -> $0");
+/// assert_eq!(SipSignature::parse(sig.to_mangled()).unwrap(), sig);
+/// assert_eq!(sig.inputs(), Some(&inputs));
+///
+/// // Raw index 0 twice on one side is not a valid signature.
+/// let twice = Structure::Sequence(vec![(0, Structure::Leaf(0)), (1, Structure::Leaf(0))]);
+/// assert!(SipSignature::new(Some(twice), None).is_err());
+/// assert_eq!(SipSignature::default().to_string(), "() -> None");
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct SipSignature {
     inputs: Option<Structure>,
@@ -806,6 +902,14 @@ impl SipSignature {
 }
 
 /// The reference text form of one side (empty for an empty side).
+///
+/// ```
+/// use fnabi_abi::sip::reference_text;
+/// use fnabi_abi::structure::Structure;
+/// let side = Structure::Dict(vec![("x".into(), Structure::Leaf(1))]);
+/// assert_eq!(reference_text(Some(&side)), ":{\n  x=raw(1),\n},\n");
+/// assert_eq!(reference_text(None), "");
+/// ```
 pub fn reference_text(side: Option<&Structure>) -> String {
     let mut t = String::new();
     // Writing into a String cannot fail.
@@ -815,6 +919,14 @@ pub fn reference_text(side: Option<&Structure>) -> String {
 
 /// Writes the reference text form of one side into `out` (nothing for an
 /// empty side).
+///
+/// ```
+/// use fnabi_abi::sip::write_reference_text;
+/// use fnabi_abi::structure::Structure;
+/// let mut out = String::from("results");
+/// write_reference_text(Some(&Structure::Leaf(0)), &mut out).unwrap();
+/// assert_eq!(out, "results=raw(0),\n");
+/// ```
 pub fn write_reference_text(side: Option<&Structure>, out: &mut (impl fmt::Write + ?Sized)) -> fmt::Result {
     let mut t = ReferenceText::with_writer(out);
     if let Some(s) = side {
@@ -842,6 +954,16 @@ pub(crate) fn write_quoted(f: &mut impl fmt::Write, s: &str) -> fmt::Result {
 
 /// The one-line Python-like form of a structure: `$N` for the leaf of raw
 /// index `N`, `[...]` for a sequence (a gap is `None`), `{"key": ...}` for a dict.
+///
+/// ```
+/// use fnabi_abi::sip::PythonForm;
+/// use fnabi_abi::structure::Structure;
+/// let dict = Structure::Dict(vec![("w".into(), Structure::Leaf(0))]);
+/// assert_eq!(PythonForm(&dict).to_string(), r#"{"w": $0}"#);
+/// // Key 0 is missing: a gap prints as `None`.
+/// let gap = Structure::Sequence(vec![(1, Structure::Leaf(3))]);
+/// assert_eq!(PythonForm(&gap).to_string(), "[None, $3]");
+/// ```
 pub struct PythonForm<'s>(pub &'s Structure);
 
 impl fmt::Display for PythonForm<'_> {

@@ -41,6 +41,22 @@ use fnabi_abi::scalar::DType;
 use half::{bf16, f16};
 
 /// What a function expects at one place of its inputs.
+///
+/// ```
+/// use fnabi_core::coerce::{coerce_arguments, InputParam, InputType};
+/// use fnabi_core::{DType, Dict, Value};
+/// // f(pair: (i32[3], anything)) called with a tuple of a plain list and a string.
+/// let ty = InputType::Sequence(vec![
+///     InputType::Array { dtype: DType::I32, dims: Some(vec![Some(3)]) },
+///     InputType::Any,
+/// ]);
+/// let ints = Value::List(vec![Value::Int(1), Value::Int(2), Value::Int(3)]);
+/// let pair = Value::Tuple(vec![ints, Value::Str("as is".into())]);
+/// let (args, _) = coerce_arguments(vec![pair], Dict::new(), &[InputParam { name: None, ty }]).unwrap();
+/// let items = args[0].as_sequence().unwrap();
+/// assert_eq!(items[0].as_array().unwrap().to_string(), "3xi32=1 2 3");
+/// assert_eq!(items[1], Value::Str("as is".into()));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum InputType {
     /// An array of `dtype`; `dims` is its extents (`None` for a dynamic
@@ -81,6 +97,24 @@ pub struct InputParam {
 /// arguments `kwargs` (by parameter name) by `params` (see the
 /// [module docs](self)). Arguments beyond `params`, and keywords no
 /// parameter has, pass unchanged.
+///
+/// ```
+/// use fnabi_core::coerce::{coerce_arguments, InputParam, InputType};
+/// use fnabi_core::{DType, Dict, Value};
+/// // f(n: i64 (0-d), *, scale: f32 (0-d)) called as f(3, scale=0.5, extra=1).
+/// let scalar = |dtype| InputType::Array { dtype, dims: Some(vec![]) };
+/// let params = [
+///     InputParam { name: Some("n".into()), ty: scalar(DType::I64) },
+///     InputParam { name: Some("scale".into()), ty: scalar(DType::F32) },
+/// ];
+/// let mut kwargs = Dict::new();
+/// kwargs.insert("scale", Value::Float(0.5));
+/// kwargs.insert("extra", Value::Int(1));
+/// let (args, kwargs) = coerce_arguments(vec![Value::Int(3)], kwargs, &params).unwrap();
+/// assert_eq!(args[0].as_array().unwrap().to_string(), "i64=3");
+/// assert_eq!(kwargs.get("scale").unwrap().as_array().unwrap().to_string(), "f32=0.5");
+/// assert_eq!(kwargs.get("extra"), Some(&Value::Int(1))); // no parameter: unchanged
+/// ```
 pub fn coerce_arguments<'a>(
     args: Vec<Value<'a>>,
     kwargs: Dict<'a>,

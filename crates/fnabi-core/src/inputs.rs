@@ -31,6 +31,18 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// Where the files named by inputs come from.
+///
+/// ```
+/// use fnabi_core::inputs::{InputFileSystem, InputReader};
+/// use fnabi_core::memory::ByteBuffer;
+/// use std::path::Path;
+/// // A closure is a file system: here every file holds the i32 7.
+/// let fs = |_: &Path| ByteBuffer::copy_from_slice(&7i32.to_ne_bytes());
+/// assert_eq!(fs.read(Path::new("any.bin")).unwrap().len(), 4);
+/// let mut reader = InputReader::new(&fs);
+/// reader.push("1xi32=@seven.bin").unwrap();
+/// assert_eq!(reader.values()[0].as_array().unwrap().to_string(), "1xi32=7");
+/// ```
 pub trait InputFileSystem {
     /// The bytes of the file at `path` (at most the byte limit per file
     /// read of [`fnabi_abi::limits`]): an [`ErrorKind::Io`] naming the path
@@ -45,6 +57,18 @@ impl<F: Fn(&Path) -> Result<ByteBuffer, Error>> InputFileSystem for F {
 }
 
 /// The host's files ([`ByteBuffer::read_file`]).
+///
+/// ```
+/// use fnabi_core::inputs::{HostFiles, InputFileSystem, read_inputs};
+/// use fnabi_core::ErrorKind;
+/// let path = std::env::temp_dir().join(format!("fnabi-doc-hostfiles-{}.bin", std::process::id()));
+/// std::fs::write(&path, [1u8, 2]).unwrap();
+/// assert_eq!(HostFiles.read(&path).unwrap().as_bytes(), [1, 2]);
+/// let values = read_inputs(&[format!("2xi8=@{}", path.display())], &HostFiles).unwrap();
+/// assert_eq!(values[0].as_array().unwrap().to_string(), "2xi8=1 2");
+/// std::fs::remove_file(&path).unwrap();
+/// assert!(matches!(HostFiles.read(&path).unwrap_err().kind(), ErrorKind::Io { .. }));
+/// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct HostFiles;
 
@@ -56,6 +80,17 @@ impl InputFileSystem for HostFiles {
 
 /// Files held in memory, by path (a missing one is an `Io` error of kind
 /// `NotFound`: "no such file").
+///
+/// ```
+/// use fnabi_core::inputs::{InputFileSystem, MemoryFiles};
+/// use fnabi_core::ErrorKind;
+/// use std::path::Path;
+/// let mut files = MemoryFiles::new();
+/// files.insert("a.bin", vec![1, 2, 3]);
+/// files.insert("a.bin", vec![4]); // replaces
+/// assert_eq!(files.read(Path::new("a.bin")).unwrap().as_bytes(), [4]);
+/// assert!(matches!(files.read(Path::new("b.bin")).unwrap_err().kind(), ErrorKind::Io { .. }));
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct MemoryFiles {
     files: HashMap<PathBuf, Vec<u8>>,
@@ -85,6 +120,19 @@ impl InputFileSystem for MemoryFiles {
 }
 
 /// An input that cannot be read, as one line naming it.
+///
+/// ```
+/// use fnabi_core::inputs::{InputError, MemoryFiles, read_arguments, read_inputs};
+/// use std::path::Path;
+/// let files = MemoryFiles::new();
+/// // The second `--input` names a file that is not there.
+/// let e = read_inputs(&["1", "2xf32=@w.bin"], &files).unwrap_err();
+/// assert!(matches!(&e, InputError::Input { index: 1, .. }));
+/// assert_eq!(e.to_string(), "--input 1 (2xf32=@w.bin): no such file");
+/// // A file of arguments that is not there.
+/// let e = read_arguments(Path::new("args.json"), &files).unwrap_err();
+/// assert_eq!(e.to_string(), "cannot read args.json: no such file");
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum InputError {
@@ -140,6 +188,22 @@ fn bare(e: &Error) -> String {
 /// Reads `--input`s one after the other, as `iree-run-module` reads them,
 /// remembering where each file was read up to (raw files by byte offset,
 /// `.npy` files, held in memory, by the offset of their next array).
+///
+/// ```
+/// use fnabi_core::inputs::{InputReader, MemoryFiles};
+/// use fnabi_core::Value;
+/// let mut files = MemoryFiles::new();
+/// files.insert("x.bin", [1i8, 2, 3, 4].map(|v| v as u8));
+/// let mut reader = InputReader::new(&files);
+/// reader.push("2xi8=@x.bin").unwrap(); // bytes 0..2
+/// reader.push("2xi8=+x.bin").unwrap(); // goes on where the previous one stopped
+/// reader.push("(null)").unwrap();
+/// assert_eq!(reader.values().len(), 3);
+/// let values = reader.finish();
+/// assert_eq!(values[0].as_array().unwrap().to_string(), "2xi8=1 2");
+/// assert_eq!(values[1].as_array().unwrap().to_string(), "2xi8=3 4");
+/// assert_eq!(values[2], Value::None);
+/// ```
 pub struct InputReader<'f> {
     fs: &'f dyn InputFileSystem,
     raw: HashMap<PathBuf, usize>,
@@ -264,6 +328,15 @@ impl<'f> InputReader<'f> {
 
 /// The positional arguments that `--input`s stand for (see
 /// [`InputReader::push`]).
+///
+/// ```
+/// use fnabi_core::inputs::{read_inputs, MemoryFiles};
+/// use fnabi_core::Value;
+/// let values = read_inputs(&["2xi32=5 6", "(null)", "1.5"], &MemoryFiles::new()).unwrap();
+/// assert_eq!(values[0].as_array().unwrap().to_string(), "2xi32=5 6");
+/// assert_eq!(values[1], Value::None);
+/// assert_eq!(values[2], Value::Float(1.5));
+/// ```
 pub fn read_inputs<S: AsRef<str>>(specs: &[S], fs: &dyn InputFileSystem) -> Result<Vec<Value<'static>>, InputError> {
     let mut reader = InputReader::new(fs);
     for s in specs {
@@ -274,6 +347,20 @@ pub fn read_inputs<S: AsRef<str>>(specs: &[S], fs: &dyn InputFileSystem) -> Resu
 
 /// The arguments of the JSON file at `path` (read through `fs`): see
 /// [`arguments_from_json`].
+///
+/// ```
+/// use fnabi_core::inputs::{read_arguments, MemoryFiles};
+/// use fnabi_core::Value;
+/// use std::path::Path;
+/// let mut files = MemoryFiles::new();
+/// files.insert("call.json", r#"[1, "two"]"#);
+/// let (args, kwargs) = read_arguments(Path::new("call.json"), &files).unwrap();
+/// assert_eq!(args, [Value::Int(1), Value::Str("two".into())]);
+/// assert!(kwargs.is_empty());
+/// files.insert("bad.json", "[1,");
+/// let e = read_arguments(Path::new("bad.json"), &files).unwrap_err();
+/// assert!(e.to_string().starts_with("bad.json: "));
+/// ```
 pub fn read_arguments(
     path: &Path,
     fs: &dyn InputFileSystem,

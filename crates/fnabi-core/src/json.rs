@@ -62,11 +62,26 @@ const TAGS: [&str; 4] = ["$tuple", "$bytes", "$float", "$dict"];
 const ARRAY_KEYS: [&str; 3] = ["dtype", "shape", "data"];
 
 /// Parses the JSON form of a value.
+///
+/// ```
+/// use fnabi_core::{json, Value};
+/// assert_eq!(json::from_str(r#"{"$tuple": [1, null]}"#)?, Value::Tuple(vec![Value::Int(1), Value::None]));
+/// let a = json::from_str(r#"{"dtype": "i32", "shape": [2], "data": [1, 2]}"#)?;
+/// assert_eq!(a.as_array().unwrap().to_string(), "2xi32=1 2");
+/// assert!(json::from_str(r#"{"dtype": "u8", "shape": [1], "data": [300]}"#).is_err()); // out of range
+/// # Ok::<(), fnabi_core::Error>(())
+/// ```
 pub fn from_str(s: &str) -> Result<Value<'static>, Error> {
     from_slice(s.as_bytes())
 }
 
 /// Parses the JSON form of a value from bytes.
+///
+/// ```
+/// use fnabi_core::{json, Value};
+/// assert_eq!(json::from_slice(b"[true, 2.5]")?, Value::List(vec![Value::Bool(true), Value::Float(2.5)]));
+/// # Ok::<(), fnabi_core::Error>(())
+/// ```
 pub fn from_slice(bytes: &[u8]) -> Result<Value<'static>, Error> {
     let mut d = serde_json::Deserializer::from_slice(bytes);
     let j = JSeed { depth: 0 }.deserialize(&mut d).map_err(|e| Error::json(e.to_string()))?;
@@ -75,6 +90,14 @@ pub fn from_slice(bytes: &[u8]) -> Result<Value<'static>, Error> {
 }
 
 /// Parses the JSON form of a value from a reader.
+///
+/// ```
+/// use fnabi_core::{json, Value};
+/// let file: &[u8] = br#"{"n": 3}"#;
+/// let Value::Dict(d) = json::from_reader(file)? else { panic!("not a dict") };
+/// assert_eq!(d.len(), 1);
+/// # Ok::<(), fnabi_core::Error>(())
+/// ```
 pub fn from_reader(r: impl std::io::Read) -> Result<Value<'static>, Error> {
     let mut d = serde_json::Deserializer::from_reader(r);
     let j = JSeed { depth: 0 }.deserialize(&mut d).map_err(|e| Error::json(e.to_string()))?;
@@ -83,12 +106,24 @@ pub fn from_reader(r: impl std::io::Read) -> Result<Value<'static>, Error> {
 }
 
 /// The compact JSON form of a value.
+///
+/// ```
+/// use fnabi_core::{json, Value};
+/// let v = Value::Tuple(vec![Value::Int(1), Value::Float(2.0), Value::Str("s".into())]);
+/// assert_eq!(json::to_string(&v), r#"{"$tuple":[1,2.0,"s"]}"#);
+/// assert_eq!(json::from_str(&json::to_string(&v)).unwrap(), v);
+/// ```
 pub fn to_string(v: &Value<'_>) -> String {
     // Writing to a String cannot fail, and the JSON form has only string keys.
     serde_json::to_string(v).unwrap_or_else(|e| unreachable!("JSON form of a value: {e}"))
 }
 
 /// The indented JSON form of a value.
+///
+/// ```
+/// use fnabi_core::{json, Value};
+/// assert_eq!(json::to_string_pretty(&Value::List(vec![Value::Int(1), Value::None])), "[\n  1,\n  null\n]");
+/// ```
 pub fn to_string_pretty(v: &Value<'_>) -> String {
     serde_json::to_string_pretty(v).unwrap_or_else(|e| unreachable!("JSON form of a value: {e}"))
 }

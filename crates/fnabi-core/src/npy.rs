@@ -362,6 +362,15 @@ fn native(h: &NpyHeader) -> bool {
 
 /// Reads `.npy` bytes: a view of the data inside `bytes` when it is in
 /// native byte order and aligned for its type, else an owned copy.
+///
+/// ```
+/// use fnabi_core::{npy, Array};
+/// let a = Array::from_vec(&[2], vec![1.5f64, -2.0]).unwrap();
+/// let bytes = npy::to_bytes(&a)?;
+/// assert_eq!(npy::read(&bytes)?, a);
+/// assert!(npy::read(&bytes[..bytes.len() - 1]).is_err()); // data cut short
+/// # Ok::<(), fnabi_core::Error>(())
+/// ```
 pub fn read(bytes: &[u8]) -> Result<Array<'_>, Error> {
     let h = read_header(bytes)?;
     let data = &bytes[h.data_offset..];
@@ -430,6 +439,17 @@ pub fn read_at(file: &ByteBuffer, offset: usize) -> Result<(Array<'static>, usiz
 }
 
 /// Reads a `.npy` file into memory.
+///
+/// ```
+/// use fnabi_core::{npy, Array};
+/// let path = std::env::temp_dir().join(format!("fnabi-doc-read-file-{}.npy", std::process::id()));
+/// let a = Array::from_vec(&[3], vec![1u8, 2, 3]).unwrap();
+/// npy::save(&path, &a)?;
+/// assert_eq!(npy::read_file(&path)?, a);
+/// std::fs::remove_file(&path).unwrap();
+/// assert!(npy::read_file(&path).is_err());
+/// # Ok::<(), fnabi_core::Error>(())
+/// ```
 pub fn read_file(path: impl AsRef<Path>) -> Result<Array<'static>, Error> {
     read_buffer(&ByteBuffer::read_file(path)?)
 }
@@ -466,6 +486,16 @@ fn descr(d: DType) -> &'static str {
 
 /// The header bytes `numpy.save` writes for this array (magic, version,
 /// length, dict, padding).
+///
+/// ```
+/// use fnabi_core::{npy, DType};
+/// let h = npy::header_bytes(DType::F32, &[3], false);
+/// assert!(h.starts_with(b"\x93NUMPY\x01\x00")); // magic, version 1.0
+/// assert_eq!(h.len() % 64, 0);
+/// let text = String::from_utf8_lossy(&h[10..]);
+/// assert!(text.starts_with("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }"));
+/// assert!(text.ends_with('\n'));
+/// ```
 pub fn header_bytes(dtype: DType, shape: &[usize], fortran_order: bool) -> Vec<u8> {
     let mut dict = format!(
         "{{'descr': '{}', 'fortran_order': {}, 'shape': (",
@@ -509,6 +539,18 @@ pub fn header_bytes(dtype: DType, shape: &[usize], fortran_order: bool) -> Vec<u
 /// Writes `a` as `.npy`: C order when it is row-major dense (or neither
 /// row- nor column-major: then a dense C copy is written), Fortran order
 /// when it is column-major dense.
+///
+/// ```
+/// use fnabi_core::{npy, Array, DType};
+/// let a = Array::from_vec(&[2, 2], vec![1i16, 2, 3, 4]).unwrap();
+/// let mut out = Vec::new();
+/// npy::write(&a, &mut out)?;
+/// let header = npy::header_bytes(DType::I16, &[2, 2], false);
+/// // The header, then 4 elements of 2 bytes.
+/// assert_eq!(out.len(), header.len() + 8);
+/// assert!(out.starts_with(&header));
+/// # Ok::<(), fnabi_core::Error>(())
+/// ```
 pub fn write(a: &Array<'_>, w: &mut impl Write) -> Result<(), Error> {
     let io = |e| Error::io("<npy writer>", e);
     let fortran = !a.is_c_contiguous() && a.is_f_contiguous();
@@ -525,6 +567,15 @@ pub fn write(a: &Array<'_>, w: &mut impl Write) -> Result<(), Error> {
 }
 
 /// The `.npy` bytes of `a`.
+///
+/// ```
+/// use fnabi_core::{npy, Array};
+/// let a = Array::scalar(7i32);
+/// let bytes = npy::to_bytes(&a)?;
+/// assert_eq!(&bytes[bytes.len() - 4..], 7i32.to_le_bytes());
+/// assert_eq!(npy::read(&bytes)?, a);
+/// # Ok::<(), fnabi_core::Error>(())
+/// ```
 pub fn to_bytes(a: &Array<'_>) -> Result<Vec<u8>, Error> {
     let mut v = Vec::new();
     write(a, &mut v)?;
@@ -532,6 +583,16 @@ pub fn to_bytes(a: &Array<'_>) -> Result<Vec<u8>, Error> {
 }
 
 /// Writes `a` to a `.npy` file.
+///
+/// ```
+/// use fnabi_core::{npy, Array};
+/// let path = std::env::temp_dir().join(format!("fnabi-doc-save-{}.npy", std::process::id()));
+/// let a = Array::from_vec(&[2], vec![true, false]).unwrap();
+/// npy::save(&path, &a)?;
+/// assert_eq!(std::fs::read(&path).unwrap(), npy::to_bytes(&a)?);
+/// std::fs::remove_file(&path).unwrap();
+/// # Ok::<(), fnabi_core::Error>(())
+/// ```
 pub fn save(path: impl AsRef<Path>, a: &Array<'_>) -> Result<(), Error> {
     let path = path.as_ref();
     let f = std::fs::File::create(path).map_err(|e| Error::io(path.display().to_string(), e))?;

@@ -46,6 +46,11 @@ use std::fmt::Write;
 
 /// The IREE name of an element type: `i8`…`i64`, `ui8`…`ui64`, `f16`,
 /// `bf16`, `f32`, `f64`, `i1` for `bool`.
+///
+/// ```
+/// use fnabi_core::{DType, text::dtype_name};
+/// assert_eq!((dtype_name(DType::F32), dtype_name(DType::U8), dtype_name(DType::BOOL)), ("f32", "ui8", "i1"));
+/// ```
 pub fn dtype_name(d: DType) -> &'static str {
     match d {
         DType::Bool => "i1",
@@ -61,6 +66,13 @@ pub fn dtype_name(d: DType) -> &'static str {
 }
 
 /// Reads an IREE element type name (`si8` and `i8` are the same type).
+///
+/// ```
+/// use fnabi_core::{DType, text::dtype_from_name};
+/// assert_eq!(dtype_from_name("si8"), Some(DType::I8));
+/// assert_eq!(dtype_from_name("i8"), Some(DType::I8));
+/// assert_eq!(dtype_from_name("f7"), None);
+/// ```
 pub fn dtype_from_name(name: &str) -> Option<DType> {
     Some(match name {
         "i1" => DType::Bool,
@@ -87,6 +99,16 @@ fn invalid(offset: usize, msg: String) -> ParseError {
 /// Parses one value: an array (`SHAPExTYPE=VALUES`), a rank-0 array
 /// (`TYPE=VALUE`), or a bare scalar (an integer is [`Value::Int`], any
 /// other number [`Value::Float`], `true`/`false` [`Value::Bool`]).
+///
+/// ```
+/// use fnabi_core::{text::parse_value, Value};
+/// assert_eq!(parse_value("42")?, Value::Int(42));
+/// assert_eq!(parse_value("1.5")?, Value::Float(1.5));
+/// assert_eq!(parse_value("true")?, Value::Bool(true));
+/// assert_eq!(parse_value("i32=42")?.as_array().unwrap().shape(), [0usize; 0]);
+/// assert!(parse_value("2xi8=1 300").is_err()); // 300 does not fit i8
+/// # Ok::<(), fnabi_abi::ParseError>(())
+/// ```
 pub fn parse_value(text: &str) -> Result<Value<'static>, ParseError> {
     if text.contains('=') {
         return parse_array(text).map(Value::from);
@@ -108,6 +130,15 @@ pub fn parse_value(text: &str) -> Result<Value<'static>, ParseError> {
 }
 
 /// Parses an array in IREE's text form (see the module docs).
+///
+/// ```
+/// use fnabi_core::text::parse_array;
+/// let a = parse_array("2x2xi32=[1 2][3 4]")?;
+/// assert_eq!((a.shape(), a.to_vec::<i32>().unwrap()), (&[2, 2][..], vec![1, 2, 3, 4]));
+/// // One value fills the whole array.
+/// assert_eq!(parse_array("3xf32=7")?.to_vec::<f32>().unwrap(), [7.0; 3]);
+/// # Ok::<(), fnabi_abi::ParseError>(())
+/// ```
 pub fn parse_array(text: &str) -> Result<Array<'static>, ParseError> {
     let eq = text.find('=').ok_or(ParseError::new(0, ParseErrorKind::Expected("`SHAPExTYPE=VALUES`")))?;
     let header = &text[..eq];
@@ -450,6 +481,16 @@ pub fn format_float(v: f64, st: ScalarType) -> String {
 /// Appends [`format_float`]'s text of `v` to `out`, allocating nothing of
 /// its own: f32 and f64 take their shortest digits from `zmij`, f16 and
 /// bf16 from the shortest `{:e}` precision that reads back.
+///
+/// ```
+/// use fnabi_core::text::push_float;
+/// use fnabi_core::ScalarType;
+/// let mut out = String::from("x=");
+/// push_float(0.1, ScalarType::F64, &mut out);
+/// out.push(' ');
+/// push_float(1e20, ScalarType::F64, &mut out);
+/// assert_eq!(out, "x=0.1 1E+20");
+/// ```
 pub fn push_float(v: f64, st: ScalarType, out: &mut String) {
     if v.is_sign_negative() {
         out.push('-');
@@ -627,6 +668,13 @@ fn format_element(a: &Array<'_>, off: usize, out: &mut String) {
 
 /// Prints an array in IREE's output form: `2x3xf32=[1 2 3][4 5 6]`,
 /// `4xi32=1 2 3 4`, `f32=1.5` for rank 0. Every element is printed.
+///
+/// ```
+/// use fnabi_core::{Array, text::format_array};
+/// let a = Array::from_vec(&[2, 3], vec![1i32, 2, 3, 4, 5, 6]).unwrap();
+/// assert_eq!(format_array(&a), "2x3xi32=[1 2 3][4 5 6]");
+/// assert_eq!(format_array(&Array::scalar(1.5f32)), "f32=1.5");
+/// ```
 pub fn format_array(a: &Array<'_>) -> String {
     format_array_elided(a, usize::MAX)
 }
@@ -745,6 +793,14 @@ fn format_rows(a: &Array<'_>, shape: &[usize], steps: &[isize], off: isize, budg
 
 /// Prints a scalar with its type, in the form [`parse_value`] and IREE
 /// read: `i64=3`, `f32=1.5`, `i1=01`.
+///
+/// ```
+/// use fnabi_core::{text::format_scalar, DType, Value};
+/// assert_eq!(format_scalar(DType::I64, &Value::Int(3)).as_deref(), Some("i64=3"));
+/// assert_eq!(format_scalar(DType::BOOL, &Value::Bool(true)).as_deref(), Some("i1=01"));
+/// assert_eq!(format_scalar(DType::F32, &Value::Float(1.5)).as_deref(), Some("f32=1.5"));
+/// assert_eq!(format_scalar(DType::I32, &Value::Float(1.5)), None); // not an i32
+/// ```
 pub fn format_scalar(dtype: DType, v: &Value<'_>) -> Option<String> {
     let body = match (dtype, v) {
         (DType::Bool, Value::Bool(b)) => format!("{:02}", u8::from(*b)),

@@ -34,6 +34,26 @@ pub const IREE_RUNTIME_VERSION: &str = "3.13";
 const INSTALL: &str = "pip install iree-base-compiler==3.13.0";
 
 /// A failure to find or run `iree-compile`, or a compile that failed.
+///
+/// ```
+/// use fnabi_iree::{IreeCompileError, IreeCompileOptions, IreeCompiler};
+/// use std::path::Path;
+/// let e = IreeCompiler::at(Path::new("/nonexistent/iree-compile")).unwrap_err();
+/// assert!(matches!(&e, IreeCompileError::NotInstalled(m) if m.contains("pip install iree-base-compiler==3.13.0")));
+///
+/// let dir = std::env::temp_dir().join(format!("fnabi-doc-iree-error-{}", std::process::id()));
+/// let c = IreeCompiler::find()?.with_cache_dir(&dir);
+/// // `return` without the declared i32 result.
+/// let bad = b"func.func @f() -> i32 {\n  return\n}\n";
+/// let e = c.compile(bad, &IreeCompileOptions::default().with_source_path("bad.mlir")).unwrap_err();
+/// let Some(IreeCompileError::Failed { input, stderr, .. }) = e.backend_error::<IreeCompileError>() else {
+///     panic!("not a failed compile: {e}")
+/// };
+/// assert_eq!(input, "bad.mlir");
+/// assert!(stderr.contains("bad.mlir:2:"), "{stderr}");
+/// std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum IreeCompileError {
@@ -93,6 +113,22 @@ fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> IreeCompileE
 
 /// How to compile: the flags given to `iree-compile` (see
 /// [`IreeCompileOptions::flags`]) and the file the source came from.
+///
+/// ```
+/// use fnabi_iree::IreeCompileOptions;
+/// let o = IreeCompileOptions::default().with_target_cpu("host").with_flag("--iree-opt-level=O2");
+/// assert_eq!(
+///     o.flags(),
+///     [
+///         "--iree-hal-target-device=local",
+///         "--iree-hal-local-target-device-backends=llvm-cpu",
+///         "--iree-llvmcpu-target-cpu=host",
+///         "--iree-input-demote-f64-to-f32=false",
+///         "--iree-opt-level=O2",
+///     ]
+/// );
+/// assert_eq!(IreeCompileOptions::default().target_cpu, "generic");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct IreeCompileOptions {
     /// `--iree-llvmcpu-target-cpu`: `generic` (the default: code for any
@@ -185,6 +221,31 @@ pub fn tools_dir() -> PathBuf {
 
 /// A located `iree-compile` of the runtime's version, and the cache its
 /// modules go to.
+///
+/// ```
+/// use fnabi_core::{Array, Value};
+/// use fnabi_iree::{Device, IreeCompileOptions, IreeCompiler, IreeModule};
+/// let dir = std::env::temp_dir().join(format!("fnabi-doc-iree-compiler-{}", std::process::id()));
+/// let c = IreeCompiler::find()?.with_cache_dir(&dir);
+/// assert!(c.version().starts_with("3.13"));
+/// let src = br#"
+///   func.func @twice(%x: tensor<3xf32>) -> tensor<3xf32> {
+///     %y = arith.addf %x, %x : tensor<3xf32>
+///     return %y : tensor<3xf32>
+///   }"#;
+/// let options = IreeCompileOptions::default();
+/// assert_eq!(c.cache_key(src, &options).len(), 32);
+/// let (vmfb, cached) = c.compile(src, &options)?;
+/// assert!(cached.starts_with(&dir));
+/// assert_eq!(c.compile(src, &options)?.1, cached); // from the cache
+/// // SAFETY: a module we just compiled.
+/// let module = unsafe { IreeModule::from_bytes(&vmfb, Device::LocalSync)? };
+/// let x = Array::from_vec(&[3], vec![1.0f32, 2.5, -4.0])?;
+/// let y = module.function("twice")?.call([Value::from(x)])?;
+/// assert_eq!(y.as_array().unwrap().to_vec::<f32>()?, [2.0, 5.0, -8.0]);
+/// std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct IreeCompiler {
     exe: PathBuf,

@@ -5,6 +5,15 @@
 use std::fmt;
 
 /// IREE's status codes (`iree_status_code_t`, the same as absl's).
+///
+/// ```
+/// use fnabi_iree::StatusCode;
+/// // `iree_status_code_t` 3 and 9, and one past the known codes.
+/// assert_eq!(StatusCode::from_raw(3), StatusCode::InvalidArgument);
+/// assert_eq!(StatusCode::from_raw(9).to_string(), "FAILED_PRECONDITION");
+/// assert_eq!(StatusCode::from_raw(25), StatusCode::Other(25));
+/// assert_eq!(StatusCode::Other(25).to_string(), "status code 25");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum StatusCode {
@@ -118,6 +127,24 @@ impl fmt::Display for StatusCode {
 /// input list and function mismatch; …`). Inside a [`fnabi_core::Error`] it is
 /// the source of [`fnabi_core::ErrorKind::Backend`] and can be recovered with
 /// `downcast_ref::<IreeError>()`.
+///
+/// ```
+/// use fnabi_core::Array;
+/// use fnabi_iree::{Device, IreeError, IreeModule, StatusCode};
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../fnabi/tests/fixtures/iree/sync_async.vmfb");
+/// // SAFETY: a module compiled by iree-compile that we trust to run.
+/// let module = unsafe { IreeModule::load(path, Device::LocalSync)? };
+/// let sqrt = module.function("checked_sqrt")?;
+/// let four = sqrt.call([Array::scalar(6.25f32).into()])?;
+/// assert_eq!(f32::try_from(four)?, 2.5);
+/// // The module's `cf.assert` fails for a negative input.
+/// let e = sqrt.call([Array::scalar(-1.0f32).into()]).unwrap_err();
+/// let iree = e.backend_error::<IreeError>().expect("an IREE runtime error");
+/// assert_eq!(iree.code(), StatusCode::FailedPrecondition);
+/// assert!(iree.message().contains("checked_sqrt: the input must not be negative"));
+/// assert!(e.to_string().starts_with("IREE runtime ("));
+/// # Ok::<(), fnabi_core::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IreeError {
     code: StatusCode,

@@ -76,6 +76,40 @@ unsafe impl Sync for OwnedRef {}
 /// `!hal.buffer`, …), held in an [`OpaqueRef`] payload. Passing the opaque
 /// ref back into a call passes this reference. It keeps the device it came
 /// from alive (HAL objects must not outlive their device).
+///
+/// ```
+/// use fnabi_core::Array;
+/// use fnabi_core::vm::{BufferView, Variant, VmList, VmRef};
+/// use fnabi_iree::{Device, IreeCompileOptions, IreeCompiler, IreeModule, RuntimeRef};
+/// let dir = std::env::temp_dir().join(format!("fnabi-doc-runtime-ref-{}", std::process::id()));
+/// let src = br#"
+///   func.func @storage(%v: !hal.buffer_view) -> !hal.buffer {
+///     %b = hal.buffer_view.buffer<%v : !hal.buffer_view> : !hal.buffer
+///     return %b : !hal.buffer
+///   }
+///   func.func @byte_length(%b: !hal.buffer) -> index {
+///     %n = hal.buffer.length<%b : !hal.buffer> : index
+///     return %n : index
+///   }"#;
+/// let (vmfb, _) = IreeCompiler::find()?.with_cache_dir(&dir).compile(src, &IreeCompileOptions::default())?;
+/// // SAFETY: a module we just compiled.
+/// let module = unsafe { IreeModule::from_bytes(&vmfb, Device::LocalSync)? };
+/// let x = Array::from_vec(&[4], vec![1.0f32, 2.0, 3.0, 4.0])?;
+/// let args = VmList::from_variants(vec![Variant::buffer_view(BufferView::new(x)?)]);
+/// let mut call = module.vm_call("storage", &args)?;
+/// call.invoke()?;
+/// let out = call.results()?;
+/// let Variant::Ref(VmRef::Opaque(buffer)) = &out[0] else { panic!("not an opaque ref: {:?}", out[0]) };
+/// assert_eq!(&**buffer.type_name(), "!hal.buffer");
+/// assert!(buffer.payload().downcast_ref::<RuntimeRef>().is_some());
+///
+/// // Passed back into a call, it is the same buffer: 4 f32 of 4 bytes.
+/// let mut call = module.vm_call("byte_length", &VmList::from_variants(vec![out[0].clone()]))?;
+/// call.invoke()?;
+/// assert_eq!(call.results()?[0].as_i64(), Some(16));
+/// std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct RuntimeRef {
     pub(crate) r: OwnedRef,
     /// Released after the reference (fields drop in order).

@@ -19,6 +19,24 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 /// An exported function of a module: its name, calling convention and
 /// reflection attributes, as the module file records them.
+///
+/// ```
+/// use fnabi_iree::{Device, IreeModule};
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../fnabi/tests/fixtures/iree/add.vmfb");
+/// // SAFETY: a module compiled by iree-compile that we trust to run.
+/// let module = unsafe { IreeModule::load(path, Device::LocalSync)? };
+/// let e = module.export("add_i32")?;
+/// assert_eq!(e.name(), "add_i32");
+/// assert_eq!(e.calling_convention().to_string(), "0ii_i");
+/// let decl = "sync func @add_i32(%input0: i32, %input1: i32) -> (%output0: i32)";
+/// assert_eq!(e.attr("iree.abi.declaration"), Some(decl));
+/// assert_eq!(e.describe(), decl);
+/// assert!(e.abi().is_ok());
+/// // The compiler's `__init` has no reflection: described by its convention.
+/// assert_eq!(module.export("__init")?.describe(), "func @__init (cconv 0v_v)");
+/// assert!(module.export("sub").is_err()); // no such export
+/// # Ok::<(), fnabi_core::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IreeExport {
     name: String,

@@ -17,6 +17,23 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// The device that runs a module's dispatches.
+///
+/// ```
+/// use fnabi_core::Value;
+/// use fnabi_iree::{Device, IreeModule};
+/// assert_eq!(Device::default(), Device::LocalSync);
+/// assert_eq!("local-task".parse::<Device>()?, Device::LocalTask);
+/// assert_eq!(Device::LocalTask.to_string(), "local-task");
+/// assert!("cuda".parse::<Device>().is_err());
+///
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../fnabi/tests/fixtures/iree/add.vmfb");
+/// // SAFETY: a module compiled by iree-compile that we trust to run.
+/// let module = unsafe { IreeModule::load(path, Device::LocalTask)? };
+/// assert_eq!(module.device(), Device::LocalTask);
+/// let sum = module.function("add_i32")?.call([Value::Int(2), Value::Int(40)])?;
+/// assert_eq!(i32::try_from(sum)?, 42);
+/// # Ok::<(), fnabi_core::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Device {
     /// `local-sync`: dispatches run on the calling thread, one after the

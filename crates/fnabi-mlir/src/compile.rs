@@ -82,6 +82,13 @@ pub const PIPELINE: [&str; 28] = [
 
 /// The passes whose options `--pass-option` may set: those of
 /// [`PIPELINE`] and [`front_passes`], without their `--` and options.
+///
+/// ```
+/// use fnabi_mlir::compile::pass_names;
+/// let names = pass_names();
+/// assert!(names.contains(&"one-shot-bufferize") && names.contains(&"generate-runtime-verification"));
+/// assert!(names.windows(2).all(|w| w[0] < w[1])); // sorted, each once
+/// ```
 pub fn pass_names() -> Vec<&'static str> {
     let front =
         ["--transform-interpreter", "--test-transform-dialect-erase-schedule", "--generate-runtime-verification"];
@@ -97,6 +104,17 @@ pub fn pass_names() -> Vec<&'static str> {
 
 /// `Ok` when every pass option names a pass of fnabi's pipeline and is one
 /// `OPTION[=VALUE]` word; else what is wrong, with the passes there are.
+///
+/// ```
+/// use fnabi_mlir::compile::check_pass_options;
+/// use fnabi_mlir::CompileOptions;
+/// let ok = CompileOptions::default().with_pass_option("one-shot-bufferize", "unknown-type-conversion=identity-layout-map");
+/// assert!(check_pass_options(&ok).is_ok());
+/// let unknown = CompileOptions::default().with_pass_option("no-such-pass", "x=1");
+/// assert!(check_pass_options(&unknown).is_err());
+/// let spaced = CompileOptions::default().with_pass_option("one-shot-bufferize", "a=1 b=2");
+/// assert!(check_pass_options(&spaced).is_err()); // one word per option
+/// ```
 pub fn check_pass_options(options: &CompileOptions) -> Result<(), Error> {
     let names = pass_names();
     for (pass, option) in &options.pass_options {
@@ -150,6 +168,15 @@ fn apply_pass_options(args: &mut [String], options: &CompileOptions) {
 /// (`transform.named_sequence @__transform_main`) has it applied by the
 /// transform interpreter and then erased; runtime verification
 /// instruments the user's ops while they are still the user's.
+///
+/// ```
+/// use fnabi_mlir::compile::front_passes;
+/// use fnabi_mlir::CompileOptions;
+/// let plain = "func.func @f() { return }";
+/// assert!(front_passes(plain, &CompileOptions::default()).is_empty());
+/// let checked = CompileOptions::default().with_runtime_verification(true);
+/// assert_eq!(front_passes(plain, &checked), ["--generate-runtime-verification"]);
+/// ```
 pub fn front_passes(source: &str, options: &CompileOptions) -> Vec<&'static str> {
     let mut passes = Vec::new();
     if source.contains("@__transform_main") && source.contains("transform.named_sequence") {
@@ -162,6 +189,20 @@ pub fn front_passes(source: &str, options: &CompileOptions) -> Vec<&'static str>
 }
 
 /// How a module is compiled, besides the default pipeline.
+///
+/// ```
+/// use fnabi_mlir::CompileOptions;
+/// use std::time::Duration;
+/// let o = CompileOptions::default()
+///     .with_runtime_verification(true)
+///     .with_timeout(Some(Duration::from_secs(60)))
+///     .with_pass_option("one-shot-bufferize", "unknown-type-conversion=identity-layout-map");
+/// assert!(o.runtime_verification && !o.embed_abi);
+/// assert_eq!(o.timeout, Some(Duration::from_secs(60)));
+/// assert_eq!(o.pass_options[0].0, "one-shot-bufferize");
+/// assert_eq!(o.pipeline, None); // fnabi's own pipeline
+/// assert_ne!(o, CompileOptions::default());
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct CompileOptions {
     /// Instrument the module with MLIR's runtime op verification
@@ -202,6 +243,12 @@ pub struct CompileOptions {
 /// The tail of [`PIPELINE`] that runs after a custom pipeline: from
 /// `--convert-scf-to-cf` on, the conversions to the LLVM dialect (each a
 /// no-op where the user's pipeline already converted).
+///
+/// ```
+/// use fnabi_mlir::compile::{lowering, PIPELINE};
+/// assert_eq!(lowering()[0], "--convert-scf-to-cf");
+/// assert!(PIPELINE.ends_with(lowering()));
+/// ```
 pub fn lowering() -> &'static [&'static str] {
     let at = PIPELINE.iter().position(|p| *p == "--convert-scf-to-cf").unwrap_or(0);
     &PIPELINE[at..]
@@ -258,6 +305,15 @@ pub const PACKAGES_HINT: &str =
     "apt-get install --no-install-recommends mlir-22-tools llvm-22 (or mlir-19-tools llvm-19)";
 
 /// The located tools of one MLIR/LLVM version.
+///
+/// ```
+/// use fnabi_mlir::Toolchain;
+/// let t = Toolchain::find()?;
+/// assert!(t.full_version.starts_with(&format!("{}.", t.version)));
+/// assert!(t.libdir.is_dir());
+/// assert!(!t.triple.is_empty());
+/// # Ok::<(), fnabi_mlir::MlirError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Toolchain {
     /// The major version (22 or 19).
@@ -400,6 +456,26 @@ pub use fnabi_core::cache::default_cache_dir;
 use fnabi_core::cache::fnv1a_128;
 
 /// Compiles `.mlir` text to shared libraries, with a cache.
+///
+/// ```
+/// use fnabi_mlir::{Compiler, Toolchain};
+/// let dir = std::env::temp_dir().join(format!("fnabi-doc-compiler-{}", std::process::id()));
+/// let c = Compiler::with(Toolchain::find()?, &dir);
+/// assert_eq!(c.cache_dir(), dir);
+/// let src = r#"
+///   func.func @one() -> i32 attributes {llvm.emit_c_interface} {
+///     %c = arith.constant 1 : i32
+///     return %c : i32
+///   }"#;
+/// let key = c.cache_key(src);
+/// assert_eq!(key.len(), 32);
+/// assert_ne!(key, c.cache_key(&src.replace("1 : i32", "2 : i32")));
+/// let lib = c.compile(src)?;
+/// assert!(lib.starts_with(&dir) && lib.is_file());
+/// assert_eq!(c.compile(src)?, lib); // from the cache
+/// std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Compiler {
     tools: Toolchain,
@@ -942,6 +1018,21 @@ fn pipeline_error(e: MlirError, options: &CompileOptions) -> MlirError {
 }
 
 /// What is linked into a module's shared library besides its code.
+///
+/// ```
+/// use fnabi_mlir::{Compiler, LinkInputs, Toolchain};
+/// assert!(LinkInputs::default().is_empty());
+/// let glue = LinkInputs { c_glue: Some("int fnabi_doc_seven(void) { return 7; }".into()), libraries: vec![] };
+/// assert!(!glue.is_empty());
+///
+/// let dir = std::env::temp_dir().join(format!("fnabi-doc-link-{}", std::process::id()));
+/// let c = Compiler::with(Toolchain::find()?, &dir);
+/// let src = "func.func @f() attributes {llvm.emit_c_interface} { return }";
+/// // What is linked in is part of the cache key: two libraries.
+/// assert_ne!(c.compile_with(src, &LinkInputs::default())?, c.compile_with(src, &glue)?);
+/// std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LinkInputs {
     /// C source compiled and linked in (fnabi's trampolines and shims for

@@ -56,6 +56,16 @@ pub fn compile_timeout_from_env() -> Result<Option<Duration>, MlirError> {
 pub const DEFAULT_COMPILE_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Reads a timeout in seconds (`30`, `0.5`); `0` is none.
+///
+/// ```
+/// use fnabi_mlir::tool::parse_timeout;
+/// use std::time::Duration;
+/// assert_eq!(parse_timeout("30"), Some(Some(Duration::from_secs(30))));
+/// assert_eq!(parse_timeout(" 0.5 "), Some(Some(Duration::from_millis(500))));
+/// assert_eq!(parse_timeout("0"), Some(None)); // no timeout
+/// assert_eq!(parse_timeout("-1"), None);
+/// assert_eq!(parse_timeout("10m"), None);
+/// ```
 pub fn parse_timeout(text: &str) -> Option<Option<Duration>> {
     let secs: f64 = text.trim().parse().ok()?;
     if !(secs.is_finite() && secs >= 0.0) {

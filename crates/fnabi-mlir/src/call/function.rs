@@ -168,6 +168,34 @@ impl FnInner {
 
 /// A `_mlir_ciface_` function of a loaded library, with its type. Cheap to
 /// clone; `Send + Sync`.
+///
+/// ```
+/// use fnabi_core::Array;
+/// use fnabi_mlir::{Arg, MlirLibrary};
+/// let src = r#"
+///   func.func @double(%x: memref<?xf32>, %y: memref<?xf32>) attributes {llvm.emit_c_interface} {
+///     %c0 = arith.constant 0 : index
+///     %c1 = arith.constant 1 : index
+///     %n = memref.dim %x, %c0 : memref<?xf32>
+///     scf.for %i = %c0 to %n step %c1 {
+///       %v = memref.load %x[%i] : memref<?xf32>
+///       %d = arith.addf %v, %v : f32
+///       memref.store %d, %y[%i] : memref<?xf32>
+///     }
+///     return
+///   }"#;
+/// // SAFETY: the function writes only into `%y`, passed as `Arg::Mut`.
+/// let lib = unsafe { MlirLibrary::compile(src)? };
+/// let double = lib.function("double")?;
+/// assert_eq!(double.name(), "double");
+/// assert_eq!(double.ty().inputs.len(), 2);
+/// let x = Array::from_vec(&[3], vec![1.0f32, 2.5, -4.0])?;
+/// let mut y = Array::from_vec(&[3], vec![0.0f32; 3])?;
+/// let results = double.call(&mut [Arg::Array(&x), Arg::Mut(&mut y)])?;
+/// assert!(results.is_empty());
+/// assert_eq!(y.to_vec::<f32>()?, [2.0, 5.0, -8.0]);
+/// # Ok::<(), fnabi_core::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct MlirFunction {
     pub(super) inner: Arc<FnInner>,

@@ -34,6 +34,20 @@ pub(super) fn has_static_offset(m: &MemRefType) -> bool {
 /// The buffer oracle's layout preference for a memref type: an identity
 /// layout needs dense row-major data; `strided<[?, …]>` takes any strides;
 /// static strides must match.
+///
+/// ```
+/// use fnabi_core::buffer::LayoutPreference;
+/// use fnabi_mlir::call::layout_preference;
+/// use fnabi_mlir::MlirType;
+/// let pref = |t: &str| match t.parse::<MlirType>() {
+///     Ok(MlirType::MemRef(m)) => layout_preference(&m),
+///     other => panic!("not a memref: {other:?}"),
+/// };
+/// assert!(matches!(pref("memref<2x3xf32>"), LayoutPreference::Dense(_)));
+/// assert!(matches!(pref("memref<2x3xf32, strided<[?, ?], offset: ?>>"), LayoutPreference::AnyStrided));
+/// let LayoutPreference::Strides(s) = pref("memref<2x3xf32, strided<[1, 2]>>") else { panic!("not fixed strides") };
+/// assert_eq!(s.as_slice(), [Some(1), Some(2)]);
+/// ```
 pub fn layout_preference(m: &MemRefType) -> LayoutPreference {
     match &m.layout {
         MemRefLayout::Identity => LayoutPreference::Dense(fnabi_abi::raw::DimOrder::RowMajor),

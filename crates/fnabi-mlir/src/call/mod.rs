@@ -106,6 +106,24 @@ impl LibInner {
 ///
 /// It stays loaded while the library value, any [`MlirFunction`] from it,
 /// or any array returned by one of them is alive.
+///
+/// ```
+/// use fnabi_mlir::{Arg, MlirLibrary};
+/// let src = r#"
+///   func.func @add_i32(%a: i32, %b: i32) -> i32 attributes {llvm.emit_c_interface} {
+///     %s = arith.addi %a, %b : i32
+///     return %s : i32
+///   }"#;
+/// // SAFETY: the function reads only its scalar arguments.
+/// let lib = unsafe { MlirLibrary::compile(src)? };
+/// assert_eq!(lib.declarations().len(), 1);
+/// assert!(lib.path().is_file());
+/// let add = lib.function("add_i32")?;
+/// let out = add.call(&mut [Arg::Int(2), Arg::Int(40)])?;
+/// assert_eq!(i32::try_from(out[0].clone())?, 42);
+/// assert!(lib.function("sub_i32").is_err());
+/// # Ok::<(), fnabi_core::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct MlirLibrary {
     inner: Arc<LibInner>,

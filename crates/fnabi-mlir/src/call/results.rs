@@ -5,6 +5,28 @@ use super::*;
 
 /// The results of one call, in raw order. Arrays not taken are dropped
 /// (their memory released) with it.
+///
+/// ```
+/// use fnabi_mlir::{Arg, MlirLibrary, Scalar};
+/// let src = r#"
+///   func.func @sum_and_fill(%a: i32, %b: i32) -> (i32, memref<2xi32>) attributes {llvm.emit_c_interface} {
+///     %s = arith.addi %a, %b : i32
+///     %m = memref.alloc() : memref<2xi32>
+///     linalg.fill ins(%s : i32) outs(%m : memref<2xi32>)
+///     return %s, %m : i32, memref<2xi32>
+///   }"#;
+/// // SAFETY: the function writes only into the memref it allocates.
+/// let lib = unsafe { MlirLibrary::compile(src)? };
+/// let mut call = lib.function("sum_and_fill")?.prepare();
+/// let mut results = call.call(&mut [Arg::Int(2), Arg::Int(40)])?;
+/// assert_eq!(results.len(), 2);
+/// assert_eq!(results.scalar(0), Some(Scalar::I32(42)));
+/// assert_eq!(results.scalar(1), None); // not a scalar
+/// assert_eq!(results.take_array(1).unwrap().to_string(), "2xi32=42 42");
+/// assert!(results.take_array(1).is_none()); // taken already
+/// assert_eq!(i32::try_from(results.take_value(0).unwrap()?)?, 42);
+/// # Ok::<(), fnabi_core::Error>(())
+/// ```
 pub struct Results<'s> {
     pub(super) outs: &'s mut Vec<Out>,
     /// The type and bits of the one scalar result returned in a register
