@@ -143,8 +143,17 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         Err(e) => {
+            // A typed call error at the argument's index path (or a request
+            // over the byte limit), in one line.
             let msg = e.to_string();
-            assert!(msg.starts_with("invalid argument: argument "), "{msg}");
+            match e.kind() {
+                fnabi::ErrorKind::Call(c) => {
+                    assert_eq!(c.side, fnabi::CallSide::Argument, "{msg}");
+                    assert!(msg.starts_with("argument "), "{msg}");
+                }
+                fnabi::ErrorKind::Exhausted(_) => {}
+                other => panic!("not a call error: {other:?}"),
+            }
             assert!(!msg.contains('\n'), "{msg:?}");
         }
     }
