@@ -6,8 +6,8 @@
 //!
 //! This module also owns [`StructureBuilder`] (from `(raw index, path)`
 //! pairs, strict about conflicts), [`StructureError`] (every error names an
-//! index path), [`Structure::bind`] (a call's positional and keyword
-//! arguments), and [`Plan`], the compiled form that flattens values into
+//! index path), `fnabi_core`'s `Structure::bind` (a call's positional and keyword
+//! arguments), and its `Plan`, the compiled form that flattens values into
 //! leaves in raw order and unflattens leaves into values. Gaps in sequence
 //! keys are slots that read and write `None`. Depth is bounded by
 //! [`MAX_DEPTH`].

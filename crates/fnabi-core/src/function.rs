@@ -140,7 +140,7 @@ pub trait PreparedBackend: Send {
 
     /// Calls the function with inputs already shaped as its input
     /// structure: the tuple of positional arguments, or the dict a dict
-    /// root binds (what [`crate::Structure::bind`] returns). Skips binding,
+    /// root binds (what [`StructureExt::bind`](crate::structure::StructureExt::bind) returns). Skips binding,
     /// so this is the fastest path for repeated calls.
     fn call_bound(&mut self, inputs: &Value<'_>) -> Result<Value<'static>, Error>;
 }

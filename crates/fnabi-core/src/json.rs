@@ -1,5 +1,5 @@
 //! The JSON form of [`Value`] (files, the CLI, and every ordinary serde
-//! format): [`Serialize`]/[`Deserialize`] for [`Value`] and [`Array`], and
+//! format): [`Serialize`]/[`Deserialize`](serde::Deserialize) for [`Value`] and [`Array`], and
 //! [`from_str`]/[`to_string`] shortcuts.
 //!
 //! | value | JSON |
@@ -32,7 +32,7 @@
 //!
 //! Integers must fit `Value::Int` (i64); u64 array elements may use the
 //! whole u64 range. Duplicate object keys are an error. Nesting is limited
-//! to [`crate::structure::MAX_DEPTH`] levels.
+//! to [`MAX_DEPTH`] levels.
 //!
 //! ```
 //! use fnabi_core::{json, Array, Value};

@@ -2,7 +2,7 @@
 //! and Fortran order, format versions 1.0, 2.0 and 3.0.
 //!
 //! Reading is zero-copy where it can be: [`read`] views the data inside the
-//! given bytes and [`load`] shares a [`ByteBuffer`] (a mapped file stays
+//! given bytes and [`read_buffer`] shares a [`ByteBuffer`] (a mapped file stays
 //! mapped) when the data is little-endian and aligned; big-endian data is
 //! byte-swapped into fresh memory. Writing produces exactly NumPy's bytes
 //! (`numpy.save`): version 1.0 unless the header needs 2.0, keys in

@@ -1,6 +1,6 @@
 //! # fnabi-iree
 //!
-//! The IREE runtime backend of [fnabi]: load IREE modules (`.vmfb`)
+//! The IREE runtime backend of fnabi: load IREE modules (`.vmfb`)
 //! in-process and call their functions with host values, without Python
 //! and without a subprocess.
 //!

@@ -13,7 +13,7 @@
 //!
 //! ## How MLIR types map to the raw function ABI
 //!
-//! [`FunctionType::to_raw`] gives the [`RawSignature`](crate::RawSignature)
+//! [`FunctionType::to_raw`] gives the [`RawSignature`](fnabi_abi::raw::RawSignature)
 //! that structure (SIP) binding works over:
 //!
 //! | MLIR | raw | why |

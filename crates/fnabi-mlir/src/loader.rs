@@ -28,7 +28,7 @@ impl MlirLibrary {
     /// Loading runs the library's code, and calls run its functions. The
     /// library must be MLIR-lowered code (or C code following the same
     /// interface) whose functions have the types they are looked up with,
-    /// and which writes only into memrefs passed as [`Arg::Mut`] or that it
+    /// and which writes only into memrefs passed as [`Arg::Mut`](crate::args::Arg::Mut) or that it
     /// allocated itself.
     pub unsafe fn open(path: impl AsRef<Path>) -> Result<MlirLibrary, Error> {
         // SAFETY: forwarded to the caller.
@@ -48,13 +48,13 @@ impl MlirLibrary {
     }
 
     /// Compiles `mlir_source` with fnabi's pipeline (cached, see
-    /// [`Compiler`](crate::Compiler)) and loads the result. External
+    /// [`Compiler`]) and loads the result. External
     /// functions it declares must be MLIR runtime utilities (see
     /// [`compile_with_host`](MlirLibrary::compile_with_host)).
     ///
     /// # Safety
     /// Calls run the source's code, which must write only into memrefs
-    /// passed as [`Arg::Mut`] or that it allocated itself.
+    /// passed as [`Arg::Mut`](crate::args::Arg::Mut) or that it allocated itself.
     pub unsafe fn compile(mlir_source: &str) -> Result<MlirLibrary, Error> {
         // SAFETY: forwarded to the caller.
         unsafe { Self::compile_with_host(mlir_source, &HostFunctions::new()) }

@@ -210,7 +210,7 @@ impl Plan {
     /// Compiles `structure` (`None`: an empty side, which has no leaves).
     ///
     /// Errors: keys not strictly ascending, a raw index used twice, nesting
-    /// deeper than [`MAX_DEPTH`](super::MAX_DEPTH), more than [`MAX_GAP_SLOTS`](super::MAX_GAP_SLOTS) gap slots.
+    /// deeper than [`MAX_DEPTH`](fnabi_abi::limits::MAX_DEPTH), more than [`MAX_GAP_SLOTS`](fnabi_abi::limits::MAX_GAP_SLOTS) gap slots.
     pub fn new(structure: Option<&Structure>) -> Result<Plan, StructureError> {
         let mut c = Compiler { nodes: Vec::new(), seq_edges: Vec::new(), dict_edges: Vec::new(), raws: Vec::new() };
         if let Some(s) = structure {

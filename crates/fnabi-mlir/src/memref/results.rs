@@ -319,7 +319,7 @@ pub unsafe fn adopt_fresh_results(
 /// no error path: when the descriptor is valid and is a non-empty
 /// allocation of the callee that lies in none of the `inputs` (the
 /// arguments' storage, byte ranges `[start, end)`) and is no static memory,
-/// the array owning it, boxed as a [`Value::Array`](crate::Value) holds it;
+/// the array owning it, boxed as a [`Value::Array`](fnabi_core::value::Value::Array) holds it;
 /// otherwise `None` and nothing is taken: the general adoption
 /// ([`adopt_results_into`]) must run, and reports an invalid descriptor.
 ///
