@@ -442,9 +442,10 @@ impl SignatureBuilder {
     }
 }
 
-/// The decimal digits of `v`, written into `buf` (no formatting machinery:
-/// the hot path of printing signatures).
-pub(crate) fn decimal(v: u64, buf: &mut [u8; 20]) -> &str {
+/// The decimal digits of `v` as ASCII bytes, written into the end of `buf`
+/// (no formatting machinery: the hot path of printing signatures; a writer
+/// that takes characters one at a time needs no UTF-8 check of them).
+pub(crate) fn decimal_digits(v: u64, buf: &mut [u8; 20]) -> &[u8] {
     let mut v = v;
     let mut i = buf.len();
     loop {
@@ -455,25 +456,20 @@ pub(crate) fn decimal(v: u64, buf: &mut [u8; 20]) -> &str {
             break;
         }
     }
+    &buf[i..]
+}
+
+/// [`decimal_digits`] as a `&str`.
+pub(crate) fn decimal(v: u64, buf: &mut [u8; 20]) -> &str {
     // Only ASCII digits were written.
-    std::str::from_utf8(&buf[i..]).unwrap_or_default()
+    std::str::from_utf8(decimal_digits(v, buf)).unwrap_or_default()
 }
 
 /// Appends the decimal digits of `v` (no formatting machinery: this is the
 /// hot path of mangling).
-fn push_decimal(buf: &mut String, mut v: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    for &d in &digits[i..] {
-        buf.push(d as char);
+fn push_decimal(buf: &mut String, v: u64) {
+    for &d in decimal_digits(v, &mut [0; 20]) {
+        buf.push(char::from(d));
     }
 }
 

@@ -109,18 +109,8 @@ trait Sink {
     fn put(&mut self, s: &str) -> fmt::Result;
     fn put_ascii(&mut self, b: u8) -> fmt::Result;
     fn put_dim(&mut self, d: Dim) -> fmt::Result {
-        let Dim::Static(mut v) = d else { return self.put_ascii(b'?') };
-        let mut digits = [0u8; 10];
-        let mut i = digits.len();
-        loop {
-            i -= 1;
-            digits[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
-        }
-        digits[i..].iter().try_for_each(|&d| self.put_ascii(d))
+        let Dim::Static(v) = d else { return self.put_ascii(b'?') };
+        self.put(decimal(u64::from(v), &mut [0; 20]))
     }
 }
 

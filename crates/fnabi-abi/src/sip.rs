@@ -45,7 +45,7 @@
 use crate::limits::MAX_DEPTH;
 
 use crate::error::{ParseError, ParseErrorKind};
-use crate::mangle::{Component, SignatureBuilder, SignatureParser};
+use crate::mangle::{Component, SignatureBuilder, SignatureParser, decimal_digits};
 use crate::structure::{IndexPath, Key, PathKey, Structure, StructureBuilder, StructureError, StructureErrorKind};
 use std::fmt::{self, Write as _};
 use std::str::FromStr;
@@ -580,18 +580,7 @@ impl<W: fmt::Write> ReferenceText<W> {
     }
 
     fn put_number(&mut self, v: usize) {
-        let mut digits = [0u8; 20];
-        let mut i = digits.len();
-        let mut v = v;
-        loop {
-            i -= 1;
-            digits[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
-        }
-        for &d in &digits[i..] {
+        for &d in decimal_digits(v as u64, &mut [0; 20]) {
             self.failed |= self.out.write_char(char::from(d)).is_err();
         }
     }
