@@ -39,17 +39,9 @@ pub(super) fn from_vm<'a>(x: Variant<'a>, t: &TypeRecord, at: &At<'_>, cx: Conv)
                 x => return Err(at.kind_err(t, x.type_description())),
             };
             let arr = bv.into_array();
-            if !shape_fits(a, arr.shape()) {
-                return Err(misfit(at, t, a, want, arr.dtype(), arr.shape()));
-            }
-            match want {
-                Some(w) if !dtype_passes(w, arr.dtype()) => {
-                    if !cx.casts {
-                        return Err(misfit(at, t, a, want, arr.dtype(), arr.shape()));
-                    }
-                    Ok(Value::from(cast_array(&arr, w, at)?))
-                }
-                _ => Ok(Value::from(arr)),
+            match fit_array(&arr, a, t, at, want, cx)? {
+                Some(cast) => Ok(Value::from(cast)),
+                None => Ok(Value::from(arr)),
             }
         }
         TypeRecord::NdArray(a) => ref_array_from_vm(x, a, t, at, cx),

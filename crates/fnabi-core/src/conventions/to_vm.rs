@@ -180,6 +180,32 @@ pub(super) fn shape_fits(a: &NdArrayType, shape: &[usize]) -> bool {
     }
 }
 
+/// Checks `arr` against the array record `a` (element type `want`) in both
+/// directions: its shape must fit, and an element type that does not pass
+/// is cast when `cx` allows casts, else it is a misfit. `Some` is the cast
+/// copy; `None`: `arr` passes as it is.
+pub(super) fn fit_array(
+    arr: &Array<'_>,
+    a: &NdArrayType,
+    t: &TypeRecord,
+    at: &At<'_>,
+    want: Option<DType>,
+    cx: Conv,
+) -> Result<Option<Array<'static>>, Error> {
+    if !shape_fits(a, arr.shape()) {
+        return Err(misfit(at, t, a, want, arr.dtype(), arr.shape()));
+    }
+    match want {
+        Some(w) if !dtype_passes(w, arr.dtype()) => {
+            if !cx.casts {
+                return Err(misfit(at, t, a, want, arr.dtype(), arr.shape()));
+            }
+            Ok(Some(cast_array(arr, w, at)?))
+        }
+        _ => Ok(None),
+    }
+}
+
 pub(super) fn record_dtype(a: &NdArrayType, t: &TypeRecord, at: &At<'_>) -> Result<Option<DType>, Error> {
     match &*a.element {
         TypeRecord::Primitive(p) => match p.dtype() {
@@ -199,20 +225,10 @@ pub(super) fn ndarray_to_vm<'v>(
 ) -> Result<Variant<'v>, Error> {
     let want = record_dtype(a, t, at)?;
     match v {
-        Value::Array(arr) => {
-            if !shape_fits(a, arr.shape()) {
-                return Err(misfit(at, t, a, want, arr.dtype(), arr.shape()));
-            }
-            match want {
-                Some(w) if !dtype_passes(w, arr.dtype()) => {
-                    if !cx.casts {
-                        return Err(misfit(at, t, a, want, arr.dtype(), arr.shape()));
-                    }
-                    Ok(Variant::buffer_view(BufferView::new(cast_array(arr, w, at)?)?))
-                }
-                _ => Ok(Variant::buffer_view(BufferView::from_array(arr.view())?)),
-            }
-        }
+        Value::Array(arr) => match fit_array(arr, a, t, at, want, cx)? {
+            Some(cast) => Ok(Variant::buffer_view(BufferView::new(cast)?)),
+            None => Ok(Variant::buffer_view(BufferView::from_array(arr.view())?)),
+        },
         _ if a.rank() == Some(0) && want.is_some() => match num_of(v) {
             Some(n) => {
                 let d = want.unwrap_or(DType::F32);
