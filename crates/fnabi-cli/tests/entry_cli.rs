@@ -222,22 +222,7 @@ fn compiles_show_progress_on_a_terminal_only() {
     // makes it compile; the threshold 0 makes the line show at once.
     let run = |terminal: bool| {
         let cache = tmpdir(if terminal { "progress-tty" } else { "progress-pipe" });
-        let mut c = if terminal {
-            let mut c = Command::new("script");
-            c.args(["-qec", &cmd, "/dev/null"]);
-            c
-        } else {
-            let mut c = Command::new("sh");
-            c.args(["-c", &cmd]);
-            c
-        };
-        let out = c
-            .env("FNABI_CACHE_DIR", &cache)
-            .env("FNABI_PROGRESS_AFTER_MS", "0")
-            .output()
-            .expect("script (apt-get install bsdutils)");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+        common::run_for_progress(&cmd, terminal, &cache)
     };
     let tty = run(true);
     assert!(tty.contains("fnabi: compiling structured.mlir: "), "{tty:?}");

@@ -214,20 +214,9 @@ fn a_compile_shows_progress_on_a_terminal_only() {
     // makes it compile; the threshold 0 makes the line show at once.
     let run = |terminal: bool| {
         let cache = scratch(if terminal { "progress-tty" } else { "progress-pipe" });
-        let mut c = Command::new(if terminal { "script" } else { "sh" });
-        if terminal {
-            c.args(["-qec", &cmd, "/dev/null"]);
-        } else {
-            c.args(["-c", &cmd]);
-        }
-        let out = c
-            .env("FNABI_CACHE_DIR", &cache)
-            .env("FNABI_PROGRESS_AFTER_MS", "0")
-            .output()
-            .expect("script (apt-get install bsdutils)");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = common::run_for_progress(&cmd, terminal, &cache);
         let _ = std::fs::remove_dir_all(&cache);
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+        out
     };
     let tty = run(true);
     assert!(tty.contains("fnabi: compiling cross_backend.mlir: iree-compile ("), "{tty:?}");

@@ -64,3 +64,24 @@ pub fn json_data(text: &str) -> Vec<f64> {
     walk(&serde_json::from_str(text).unwrap(), &mut out);
     out
 }
+
+/// Runs the shell command `cmd` with the compile cache `cache` and the
+/// progress line's threshold at 0, on a terminal (`script` from util-linux
+/// gives it one) or piped; returns stdout followed by stderr (a terminal
+/// merges them).
+#[allow(dead_code)] // Only the progress tests use it.
+pub fn run_for_progress(cmd: &str, terminal: bool, cache: &std::path::Path) -> String {
+    let mut c = Command::new(if terminal { "script" } else { "sh" });
+    if terminal {
+        c.args(["-qec", cmd, "/dev/null"]);
+    } else {
+        c.args(["-c", cmd]);
+    }
+    let out = c
+        .env("FNABI_CACHE_DIR", cache)
+        .env("FNABI_PROGRESS_AFTER_MS", "0")
+        .output()
+        .expect("script (apt-get install bsdutils)");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+}
