@@ -661,8 +661,7 @@ impl Compiler {
         let tmp = crate::cache::StagingDir::new(&dir, "dis")
             .map_err(|e| MlirError::io(format!("creating a folder in {}", dir.display()), e))?;
         std::fs::write(tmp.path().join("input.bc"), bitcode).map_err(|e| MlirError::io("writing input.bc", e))?;
-        let limit = crate::tool::compile_timeout_from_env()?;
-        let deadline = limit.and_then(|l| Some((std::time::Instant::now().checked_add(l)?, l)));
+        let deadline = crate::tool::deadline(None)?;
         run_capture(
             &self.tools.opt,
             &["-S", "input.bc", "-o", "input.ll"].map(OsStr::new),
@@ -716,12 +715,7 @@ impl Compiler {
         if entry.is_valid(&key_text) {
             return Ok(entry.artifact);
         }
-        let limit = match options.timeout {
-            Some(t) => Some(t),
-            None => crate::tool::compile_timeout_from_env()?,
-        }
-        .filter(|t| *t != std::time::Duration::MAX);
-        let deadline = limit.and_then(|l| Some((std::time::Instant::now().checked_add(l)?, l)));
+        let deadline = crate::tool::deadline(options.timeout)?;
         let tmp = crate::cache::StagingDir::new(&dir, &key)
             .map_err(|e| MlirError::io(format!("creating a folder in {}", dir.display()), e))?;
         let t = &self.tools;

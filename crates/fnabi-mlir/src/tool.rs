@@ -51,6 +51,17 @@ pub fn compile_timeout_from_env() -> Result<Option<Duration>, MlirError> {
     }
 }
 
+/// The deadline of a compile that starts now, with the limit it comes from:
+/// `timeout` (`Duration::MAX`: none), else [`compile_timeout_from_env`]'s.
+pub(crate) fn deadline(timeout: Option<Duration>) -> Result<Option<(Instant, Duration)>, MlirError> {
+    let limit = match timeout {
+        Some(t) => Some(t),
+        None => compile_timeout_from_env()?,
+    }
+    .filter(|t| *t != Duration::MAX);
+    Ok(limit.and_then(|l| Some((Instant::now().checked_add(l)?, l))))
+}
+
 /// The longest a compile may take unless told otherwise: 10 minutes (a
 /// 1,500-function module compiles in about 22 s on 2 cores).
 pub const DEFAULT_COMPILE_TIMEOUT: Duration = Duration::from_secs(600);
