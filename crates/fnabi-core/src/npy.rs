@@ -394,15 +394,20 @@ pub fn read(bytes: &[u8]) -> Result<Array<'_>, Error> {
 /// assert_eq!(back.buffer().unwrap().as_ptr(), file.as_bytes().as_ptr(), "shares the file's memory");
 /// ```
 pub fn read_buffer(file: &ByteBuffer) -> Result<Array<'static>, Error> {
-    let bytes = file.as_bytes();
-    let h = read_header(bytes)?;
-    let data = &bytes[h.data_offset..];
+    let h = read_header(file.as_bytes())?;
+    array_in(file, &h, h.data_offset)
+}
+
+/// The array `h` describes, its data at byte `start` of `file`: sharing
+/// the file's memory when the data is in native byte order, aligned, and
+/// not `bool` (whose bytes are checked, and copied); else an owned copy.
+fn array_in(file: &ByteBuffer, h: &NpyHeader, start: usize) -> Result<Array<'static>, Error> {
+    let data = &file.as_bytes()[start..start + h.data_len()];
     let aligned = (data.as_ptr() as usize).is_multiple_of(h.dtype.size());
-    if native(&h) && aligned && h.dtype != DType::Bool {
-        return file.array(h.dtype, &h.shape, Some(&strides_for(&h)), h.data_offset);
+    if native(h) && aligned && h.dtype != DType::Bool {
+        return file.array(h.dtype, &h.shape, Some(&strides_for(h)), start);
     }
-    let a = copy_out(&h, data)?;
-    Ok(a)
+    copy_out(h, data)
 }
 
 /// Reads the array that starts at byte `offset` of a file of `.npy` arrays
@@ -427,15 +432,7 @@ pub fn read_at(file: &ByteBuffer, offset: usize) -> Result<(Array<'static>, usiz
     let bytes = file.as_bytes().get(offset..).unwrap_or_default();
     let h = read_header_at_least(bytes, false).map_err(|e| ParseError::new(e.offset() + offset, e.kind().clone()))?;
     let start = offset + h.data_offset;
-    let end = start + h.data_len();
-    let data = &file.as_bytes()[start..end];
-    let aligned = (data.as_ptr() as usize).is_multiple_of(h.dtype.size());
-    let a = if native(&h) && aligned && h.dtype != DType::Bool {
-        file.array(h.dtype, &h.shape, Some(&strides_for(&h)), start)?
-    } else {
-        copy_out(&h, data)?
-    };
-    Ok((a, end))
+    Ok((array_in(file, &h, start)?, start + h.data_len()))
 }
 
 /// Reads a `.npy` file into memory.
