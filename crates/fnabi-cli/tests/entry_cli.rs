@@ -127,6 +127,17 @@ fn pass_options_reach_fnabis_own_passes() {
         "one-shot-bufferize:x=1",
     ]);
     assert!(!ok && err.contains("only the passes of fnabi's lowering"), "{err}");
+    // An LLVM-level input is past the pipeline: no pass takes options.
+    let d = tmpdir("pass-option-llvm");
+    let ll = d.join("one.mlir");
+    std::fs::write(
+        &ll,
+        "module {\n  llvm.func @main() -> i32 {\n    %0 = llvm.mlir.constant(1 : i32) : i32\n    llvm.return %0 : i32\n  }\n}\n",
+    )
+    .unwrap();
+    let (ok, _, err) =
+        fnabi(&["run", ll.to_str().unwrap(), "-f", "main", "--pass-option", "arith-expand:include-bf16=false"]);
+    assert!(!ok && err.contains("--pass-option applies to MLIR source with func.func functions"), "{err}");
 }
 
 #[test]
