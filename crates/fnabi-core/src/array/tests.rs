@@ -1,0 +1,107 @@
+use super::*;
+
+#[test]
+fn construction_checks_bounds_and_alignment() {
+    let v = vec![0u8; 16];
+    assert!(Array::from_bytes(DType::F32, &[4], None, &v, 0).is_ok());
+    let e = Array::from_bytes(DType::F32, &[5], None, &v, 0).unwrap_err().to_string();
+    assert!(e.contains("addresses bytes [0, 20) outside its 16-byte storage"), "{e}");
+    // Negative stride: element 0 at the end.
+    assert!(Array::from_bytes(DType::F32, &[4], Some(&[-1]), &v, 12).is_ok());
+    assert!(Array::from_bytes(DType::F32, &[4], Some(&[-1]), &v, 8).is_err());
+    // Zero stride broadcast and empty arrays.
+    assert!(Array::from_bytes(DType::F32, &[1000, 4], Some(&[0, 1]), &v, 0).is_ok());
+    assert!(Array::from_bytes(DType::F32, &[0, 4], None, &v, 16).is_ok());
+    assert!(Array::from_bytes(DType::F32, &[0, 4], None, &v, 17).is_err());
+    // Overflow in the extent computation is an error, not a wrap.
+    assert!(Array::from_bytes(DType::F64, &[usize::MAX / 2, 3], Some(&[isize::MAX, 1]), &v, 0).is_err());
+    assert!(Array::zeros(DType::F64, &[usize::MAX, 2]).is_err());
+    // Misaligned start.
+    let w = vec![0u32; 4];
+    let bytes = bytes_of(&w);
+    let e = Array::from_bytes(DType::F32, &[1], None, bytes, 2).unwrap_err().to_string();
+    assert!(e.contains("not aligned"), "{e}");
+    // Bools are checked.
+    assert!(Array::from_bytes(DType::Bool, &[2], None, &[1, 2], 0).is_err());
+    assert!(Array::from_bytes(DType::Bool, &[2], None, &[1, 0], 0).is_ok());
+    // Count mismatch.
+    assert!(Array::from_vec(&[2, 2], vec![1.0f32; 3]).is_err());
+}
+
+#[test]
+fn views_and_gathers() {
+    let a = Array::from_vec(&[2, 3], (0..6).collect::<Vec<i32>>()).unwrap();
+    assert!(a.is_c_contiguous() && !a.is_f_contiguous());
+    let t = a.permuted(&[1, 0]).unwrap();
+    assert!(t.is_f_contiguous());
+    assert_eq!(t.to_vec::<i32>().unwrap(), [0, 3, 1, 4, 2, 5]);
+    assert_eq!(t.to_contiguous().unwrap().as_slice::<i32>().unwrap(), &[0, 3, 1, 4, 2, 5]);
+    assert_eq!(a, a.to_contiguous().unwrap());
+    assert_ne!(a, t.to_contiguous().unwrap());
+    // Reversed rows through a negative stride.
+    let r = a.restrided(&[2, 3], &[-3, 1], 12).unwrap();
+    assert_eq!(r.to_vec::<i32>().unwrap(), [3, 4, 5, 0, 1, 2]);
+    assert!(a.get::<f32>(&[0, 0]).is_err());
+    assert!(a.get::<i32>(&[2, 0]).is_err());
+    assert!(a.get::<i32>(&[0]).is_err());
+    assert_eq!(Array::scalar(7u8).get::<u8>(&[]).unwrap(), 7);
+}
+
+#[test]
+fn mutation_requires_unique_access() {
+    let mut a = Array::zeros(DType::F32, &[4]).unwrap();
+    assert!(a.as_mut_ptr().is_ok());
+    let b = a.clone();
+    assert!(a.as_mut_ptr().is_err());
+    drop(b);
+    assert!(a.as_mut_ptr().is_ok());
+    let mut data = [1.0f32, 2.0];
+    {
+        let mut m = Array::from_mut_slice(&[2], &mut data).unwrap();
+        let p = m.as_mut_ptr().unwrap().cast::<f32>();
+        // SAFETY: two f32s of a mutable borrow.
+        unsafe { *p.add(1) = 5.0 };
+        let mut c = m.clone();
+        assert!(c.as_mut_ptr().is_ok(), "the clone of a mutable borrow is an owned copy");
+        assert_eq!(c.to_vec::<f32>().unwrap(), [1.0, 5.0]);
+    }
+    assert_eq!(data, [1.0, 5.0]);
+    let ro = [1u8, 2];
+    let mut r = Array::from_slice(&[2], &ro).unwrap();
+    assert!(r.as_mut_ptr().is_err());
+}
+
+#[test]
+fn foreign_deleter_runs_once() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static DROPS: AtomicUsize = AtomicUsize::new(0);
+    let mut backing = vec![0u64; 2].into_boxed_slice();
+    let ptr = NonNull::new(backing.as_mut_ptr().cast::<u8>()).unwrap();
+    // SAFETY: `backing` outlives the buffer (it is dropped at the end of the test).
+    let buf = unsafe {
+        HostBuffer::from_foreign(
+            ptr,
+            16,
+            true,
+            Box::new(|| {
+                DROPS.fetch_add(1, Ordering::SeqCst);
+            }),
+        )
+    };
+    let a = Array::from_buffer(DType::U64, &[2], None, Arc::new(buf), 0).unwrap();
+    let b = a.clone();
+    drop(a);
+    assert_eq!(DROPS.load(Ordering::SeqCst), 0);
+    drop(b);
+    assert_eq!(DROPS.load(Ordering::SeqCst), 1);
+    drop(backing);
+}
+
+#[test]
+fn zeroed_is_aligned() {
+    let a = Array::zeros(DType::U8, &[3]).unwrap();
+    assert_eq!(a.as_ptr() as usize % ALIGNMENT, 0);
+    let e = Array::zeros(DType::F64, &[0]).unwrap();
+    assert_eq!(e.as_ptr() as usize % ALIGNMENT, 0);
+    assert!(e.is_empty());
+}
