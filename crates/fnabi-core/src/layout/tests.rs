@@ -1,0 +1,138 @@
+use super::*;
+
+fn iota(shape: &[usize]) -> Array<'static> {
+    let n: usize = shape.iter().product();
+    Array::from_vec(shape, (0..n as u32).collect()).unwrap()
+}
+
+#[test]
+fn transposes_of_every_element_size() {
+    for &(p, q) in &[(1usize, 1usize), (3, 5), (4, 4), (37, 70), (64, 33), (130, 9)] {
+        let n = p * q;
+        let a8 = Array::from_vec(&[p, q], (0..n).map(|x| x as u8).collect()).unwrap();
+        let a16 = Array::from_vec(&[p, q], (0..n).map(|x| x as u16).collect()).unwrap();
+        let a32 = Array::from_vec(&[p, q], (0..n).map(|x| x as f32).collect()).unwrap();
+        let a64 = Array::from_vec(&[p, q], (0..n).map(|x| x as i64).collect()).unwrap();
+        for a in [a8, a16, a32, a64] {
+            let t = a.permuted(&[1, 0]).unwrap();
+            let d = to_dense(&t, DimOrder::RowMajor).unwrap();
+            assert!(d.is_c_contiguous());
+            assert_eq!(d, t, "{p}x{q} {}", a.dtype());
+            let f = to_dense(&t, DimOrder::ColumnMajor).unwrap();
+            assert!(f.is_f_contiguous());
+            assert_eq!(f, t);
+        }
+    }
+}
+
+#[test]
+fn kernels_are_chosen_by_layout() {
+    let a = iota(&[8, 16]);
+    // Strided rows (a[:, ::2]) and reversed rows/columns.
+    let s = a.restrided(&[8, 8], &[16, 2], 0).unwrap();
+    assert_eq!(to_dense(&s, DimOrder::RowMajor).unwrap().to_vec::<u32>().unwrap(), s.to_vec::<u32>().unwrap());
+    let r = a.restrided(&[8, 16], &[-16, -1], 4 * 127).unwrap();
+    let v = to_dense(&r, DimOrder::RowMajor).unwrap().to_vec::<u32>().unwrap();
+    assert_eq!(v, (0..128).rev().collect::<Vec<u32>>());
+    // Broadcast inner and outer.
+    let b = a.restrided(&[3, 4, 5], &[0, 16, 0], 4).unwrap();
+    let v = to_dense(&b, DimOrder::RowMajor).unwrap().to_vec::<u32>().unwrap();
+    let expect: Vec<u32> = (0..3).flat_map(|_| (0..4).flat_map(|i| std::iter::repeat_n(1 + 16 * i, 5))).collect();
+    assert_eq!(v, expect);
+    // Rows of a sub-block.
+    let blk = a.restrided(&[4, 5], &[16, 1], 4 * 17).unwrap();
+    assert_eq!(
+        to_dense(&blk, DimOrder::RowMajor).unwrap().to_vec::<u32>().unwrap(),
+        [17, 18, 19, 20, 21, 33, 34, 35, 36, 37, 49, 50, 51, 52, 53, 65, 66, 67, 68, 69]
+    );
+}
+
+#[test]
+fn large_outputs_use_streaming_stores_correctly() {
+    // 4 MiB+ of f32 output through the transpose and the stride-2 gather.
+    let (p, q) = (1030usize, 1100usize);
+    let a = iota(&[p, q * 2]);
+    let g = a.restrided(&[p, q], &[2 * q as isize, 2], 0).unwrap();
+    let d = to_dense(&g, DimOrder::RowMajor).unwrap();
+    assert_eq!(d.nbytes(), p * q * 4);
+    assert!(d.nbytes() < NON_TEMPORAL_THRESHOLD || d == g);
+    let big = iota(&[1500, 1500]);
+    let t = big.permuted(&[1, 0]).unwrap();
+    let d = to_dense(&t, DimOrder::RowMajor).unwrap();
+    assert!(d.nbytes() >= NON_TEMPORAL_THRESHOLD);
+    assert_eq!(d.get::<u32>(&[7, 1499]).unwrap(), 1499 * 1500 + 7);
+    assert_eq!(d, t);
+    let g2 = big.restrided(&[1500, 750], &[1500, 2], 0).unwrap();
+    let big2 = iota(&[3000, 1500]);
+    let g3 = big2.restrided(&[3000, 750], &[1500, 2], 4).unwrap();
+    assert_eq!(to_dense(&g2, DimOrder::RowMajor).unwrap(), g2);
+    assert_eq!(to_dense(&g3, DimOrder::RowMajor).unwrap(), g3);
+}
+
+#[test]
+fn broadcast_of_a_streamed_transpose() {
+    // 4 copies of a 600x1000 transpose: 9.6 MB out, so the block is
+    // written with streaming stores and then duplicated.
+    let base = iota(&[1000, 600]);
+    let b = base.restrided(&[4, 600, 1000], &[0, 1, 600], 0).unwrap();
+    let d = to_dense(&b, DimOrder::RowMajor).unwrap();
+    assert!(d.nbytes() >= NON_TEMPORAL_THRESHOLD);
+    assert_eq!(d.get::<u32>(&[3, 599, 999]).unwrap(), 999 * 600 + 599);
+    assert_eq!(d, b);
+}
+
+#[test]
+fn copy_errors() {
+    let a = iota(&[2, 3]);
+    let mut wrong_shape = Array::zeros(DType::U32, &[3, 2]).unwrap();
+    let e = copy(&a, &mut wrong_shape).unwrap_err().to_string();
+    assert_eq!(e, "shape of a layout copy: expected [3, 2], got [2, 3]");
+    let mut wrong_type = Array::zeros(DType::F32, &[2, 3]).unwrap();
+    let e = copy(&a, &mut wrong_type).unwrap_err().to_string();
+    assert!(e.starts_with("element type of a layout copy"), "{e}");
+    let mut shared = Array::zeros(DType::U32, &[2, 3]).unwrap();
+    let keep = shared.clone();
+    assert!(copy(&a, &mut shared).unwrap_err().to_string().contains("not writable"));
+    drop(keep);
+    #[repr(align(8))]
+    struct Aligned([u8; 16]);
+    let mut bytes = Aligned([0; 16]);
+    let mut overlapping = Array::from_mut_bytes(DType::U32, &[2, 3], Some(&[1, 1]), &mut bytes.0, 0).unwrap();
+    let e = copy(&a, &mut overlapping).unwrap_err().to_string();
+    assert_eq!(e, "invalid argument: destination strides [1, 1] for shape [2, 3] make elements overlap");
+    assert!(non_overlapping(&[2, 3], &[3, 1]));
+    assert!(non_overlapping(&[2, 3], &[1, 2]));
+    assert!(non_overlapping(&[2, 3], &[-3, -1]));
+    assert!(!non_overlapping(&[2, 3], &[1, 1]));
+    assert!(!non_overlapping(&[2, 3], &[0, 1]));
+    assert!(non_overlapping(&[1, 3], &[0, 1]));
+    assert!(non_overlapping(&[0, 3], &[0, 0]));
+    let e = copy_to_slice(&a, DimOrder::RowMajor, &mut [0u8; 23]).unwrap_err().to_string();
+    assert_eq!(e, "destination bytes for a dense copy of u32[2, 3]: expected 24, got 23");
+}
+
+#[test]
+fn casts_follow_as_semantics() {
+    let src = Array::from_vec(&[5], vec![-1i64, 0, 1, 256, i64::MAX]).unwrap();
+    let mut u8s = Array::zeros(DType::U8, &[5]).unwrap();
+    cast_copy(&src, &mut u8s).unwrap();
+    assert_eq!(u8s.to_vec::<u8>().unwrap(), [255, 0, 1, 0, 255]);
+    let mut bools = Array::zeros(DType::Bool, &[5]).unwrap();
+    cast_copy(&src, &mut bools).unwrap();
+    assert_eq!(bools.to_vec::<bool>().unwrap(), [true, false, true, true, true]);
+    let mut halfs = Array::zeros(DType::F16, &[5]).unwrap();
+    cast_copy(&src, &mut halfs).unwrap();
+    assert_eq!(halfs.get::<half::f16>(&[3]).unwrap(), half::f16::from_f32(256.0));
+    let mut back = Array::zeros(DType::U64, &[5]).unwrap();
+    cast_copy(&halfs, &mut back).unwrap();
+    // -1.0 saturates to 0; i64::MAX becomes f16 infinity, which saturates.
+    assert_eq!(back.to_vec::<u64>().unwrap(), [0, 0, 1, 256, u64::MAX]);
+    let mut bf = Array::zeros(DType::BF16, &[5]).unwrap();
+    cast_copy(&bools, &mut bf).unwrap();
+    assert_eq!(bf.get::<half::bf16>(&[0]).unwrap(), half::bf16::ONE);
+    let mut f64s = Array::zeros(DType::F64, &[5]).unwrap();
+    cast_copy(&Array::from_vec(&[5], vec![u64::MAX, 1, 2, 3, 4]).unwrap(), &mut f64s).unwrap();
+    assert_eq!(f64s.get::<f64>(&[0]).unwrap(), u64::MAX as f64);
+    let mut wrong = Array::zeros(DType::F64, &[4]).unwrap();
+    assert!(cast_copy(&src, &mut wrong).is_err());
+}
