@@ -1,5 +1,6 @@
 use super::*;
 use crate::structure::PathKey::{Index as I, Name as N};
+use crate::structure::{PathKey, StructureError, StructureErrorKind};
 
 fn n(s: &str) -> PathKey {
     N(s.into())
