@@ -1,4 +1,5 @@
 use super::*;
+use crate::error::ParseErrorKind;
 
 fn buf(dtype: ScalarType, dims: &[i32]) -> RawType {
     RawType::Buffer(BufferType::new(dtype, dims.iter().map(|&d| Dim::from_i32(d).unwrap())).unwrap())
