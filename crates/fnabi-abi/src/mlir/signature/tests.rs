@@ -1,4 +1,5 @@
 use super::*;
+use crate::mlir::types::MlirType;
 
 fn err(src: &str) -> (usize, usize, String) {
     match parse_functions(src).unwrap_err() {

@@ -1,0 +1,764 @@
+//! The header parser: a byte cursor over `.mlir` text that reads `func.func` headers and types.
+
+use super::{AttrValue, FuncDecl, HeaderError, MAX_NESTING, ScannedFunctions, Visibility};
+use crate::mlir::types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};
+use crate::raw::Dim;
+use std::str::FromStr;
+
+pub(super) fn scan(text: &str, lenient: bool) -> Result<ScannedFunctions, HeaderError> {
+    let mut c = Cursor { s: text.as_bytes(), pos: 0, tensor_args: Vec::new() };
+    let mut out = ScannedFunctions::default();
+    // Lines are counted from the previous function on (not from the start
+    // for each one: a module of thousands of functions stays linear).
+    let (mut counted_to, mut line) = (0usize, 1usize);
+    loop {
+        c.skip_trivia();
+        let Some(b) = c.peek() else { break };
+        if b == b'"' {
+            c.string()?;
+        } else if c.at_keyword("func.func") {
+            let start = c.pos;
+            c.pos += "func.func".len();
+            let after_keyword = c.pos;
+            c.tensor_args.clear();
+            match c.func_header() {
+                Ok(mut f) => {
+                    line += c.s[counted_to..start].iter().filter(|&&b| b == b'\n').count();
+                    counted_to = start;
+                    let column = c.s[..start].iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+                    (f.line, f.column) = (line, column);
+                    if f.has_body && f.visibility == Visibility::Public {
+                        out.read_only_edits.append(&mut c.tensor_args);
+                    }
+                    out.decls.push(f);
+                }
+                Err(e) if lenient => {
+                    c.pos = after_keyword;
+                    match c.skip_func_header() {
+                        Ok(name) => out.skipped.push((name, e)),
+                        Err(_) => return Err(e),
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        } else if b.is_ascii_alphanumeric() || b == b'_' {
+            c.bare_word();
+        } else {
+            c.pos += 1;
+        }
+    }
+    Ok(out)
+}
+
+impl FromStr for FunctionType {
+    type Err = HeaderError;
+
+    /// Parses an MLIR function type, `(memref<?xf32>, index) -> f32`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut c = Cursor { s: s.as_bytes(), pos: 0, tensor_args: Vec::new() };
+        c.skip_trivia();
+        let inputs = c.type_list()?;
+        c.skip_trivia();
+        c.expect("->")?;
+        let results = c.result_types()?;
+        c.skip_trivia();
+        if c.pos != c.s.len() {
+            return Err(c.error("unexpected text after the function type"));
+        }
+        Ok(FunctionType { inputs, results })
+    }
+}
+
+impl FromStr for MlirType {
+    type Err = HeaderError;
+
+    /// Parses one type (`memref<4x?xf32>`, `memref<*xi8>`, `bf16`, …).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut c = Cursor { s: s.as_bytes(), pos: 0, tensor_args: Vec::new() };
+        c.skip_trivia();
+        let t = c.mlir_type()?;
+        c.skip_trivia();
+        if c.pos != c.s.len() {
+            return Err(c.error("unexpected text after the type"));
+        }
+        Ok(t)
+    }
+}
+
+/// 1-based line and byte column of `offset`.
+fn line_col(s: &[u8], offset: usize) -> (usize, usize) {
+    let before = &s[..offset.min(s.len())];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let col = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+    (line, col)
+}
+
+fn is_ident_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.' | b'-')
+}
+
+struct Cursor<'s> {
+    s: &'s [u8],
+    pos: usize,
+    /// Read-only marks for the tensor arguments of the header being read.
+    tensor_args: Vec<(usize, &'static str)>,
+}
+
+/// The argument attribute that keeps the bufferizer from writing into an argument.
+const READ_ONLY: &str = "bufferization.writable = false";
+
+impl<'s> Cursor<'s> {
+    fn error(&self, msg: impl Into<String>) -> HeaderError {
+        self.error_at(self.pos, msg)
+    }
+
+    fn error_at(&self, offset: usize, msg: impl Into<String>) -> HeaderError {
+        let (line, column) = line_col(self.s, offset);
+        HeaderError::Syntax { line, column, offset, message: msg.into() }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.pos).copied()
+    }
+
+    fn rest(&self) -> &'s [u8] {
+        &self.s[self.pos.min(self.s.len())..]
+    }
+
+    /// Skips whitespace and `//` comments.
+    fn skip_trivia(&mut self) {
+        loop {
+            while self.peek().is_some_and(|b| b.is_ascii_whitespace()) {
+                self.pos += 1;
+            }
+            if self.rest().starts_with(b"//") {
+                while self.peek().is_some_and(|b| b != b'\n') {
+                    self.pos += 1;
+                }
+            } else {
+                return;
+            }
+        }
+    }
+
+    fn at_keyword(&self, kw: &str) -> bool {
+        self.rest().starts_with(kw.as_bytes())
+            && (self.pos == 0 || !is_ident_char(self.s[self.pos - 1]))
+            && !self.s.get(self.pos + kw.len()).is_some_and(|&b| is_ident_char(b))
+    }
+
+    fn eat(&mut self, lit: &str) -> bool {
+        if self.rest().starts_with(lit.as_bytes()) {
+            self.pos += lit.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, lit: &str) -> Result<(), HeaderError> {
+        if self.eat(lit) { Ok(()) } else { Err(self.error(format!("expected `{lit}`{}", self.found()))) }
+    }
+
+    /// ", found `…`" describing the text at the cursor.
+    fn found(&self) -> String {
+        match self.peek() {
+            None => ", found the end of the text".into(),
+            Some(_) => {
+                let snippet: String =
+                    String::from_utf8_lossy(self.rest()).chars().take_while(|c| !c.is_whitespace()).take(24).collect();
+                format!(", found `{snippet}`")
+            }
+        }
+    }
+
+    /// A word of identifier characters (may be empty).
+    /// A name: a quoted string or a bare word; an error naming `what` otherwise.
+    fn name(&mut self, what: &str) -> Result<String, HeaderError> {
+        if self.peek() == Some(b'"') {
+            return self.string();
+        }
+        let n = self.bare_word();
+        if n.is_empty() {
+            return Err(self.error(format!("expected {what}{}", self.found())));
+        }
+        Ok(n.to_owned())
+    }
+
+    fn bare_word(&mut self) -> &'s str {
+        let start = self.pos;
+        while self.peek().is_some_and(|b| is_ident_char(b) && b != b'-') {
+            self.pos += 1;
+        }
+        // Only ASCII was consumed.
+        std::str::from_utf8(&self.s[start..self.pos]).unwrap_or_default()
+    }
+
+    /// A string literal with MLIR escapes; the cursor is on the `"`.
+    fn string(&mut self) -> Result<String, HeaderError> {
+        let start = self.pos;
+        self.pos += 1;
+        let mut out = Vec::new();
+        loop {
+            let Some(b) = self.peek() else {
+                return Err(self.error_at(start, "string literal is not terminated"));
+            };
+            self.pos += 1;
+            match b {
+                b'"' => break,
+                b'\n' => return Err(self.error_at(start, "string literal is not terminated on its line")),
+                b'\\' => {
+                    let esc = self.peek().ok_or_else(|| self.error_at(start, "string literal is not terminated"))?;
+                    self.pos += 1;
+                    match esc {
+                        b'"' | b'\\' => out.push(esc),
+                        b'n' => out.push(b'\n'),
+                        b't' => out.push(b'\t'),
+                        _ => {
+                            let hex = |b: u8| (b as char).to_digit(16);
+                            match (hex(esc), self.peek().and_then(hex)) {
+                                (Some(h), Some(l)) => {
+                                    self.pos += 1;
+                                    out.push((h * 16 + l) as u8);
+                                }
+                                _ => return Err(self.error_at(self.pos - 2, "unknown escape in string literal")),
+                            }
+                        }
+                    }
+                }
+                _ => out.push(b),
+            }
+        }
+        String::from_utf8(out).map_err(|_| self.error_at(start, "string literal is not valid UTF-8"))
+    }
+
+    /// Skips a balanced group starting at an opening bracket, respecting
+    /// strings, comments and `->`.
+    fn skip_balanced(&mut self) -> Result<(), HeaderError> {
+        let start = self.pos;
+        let mut stack: Vec<u8> = Vec::new();
+        loop {
+            self.skip_trivia();
+            let Some(b) = self.peek() else {
+                return Err(self.error_at(start, "unbalanced bracket: the text ends before it closes"));
+            };
+            match b {
+                b'"' => {
+                    self.string()?;
+                    continue;
+                }
+                b'-' if self.rest().starts_with(b"->") => self.pos += 1,
+                b'{' | b'(' | b'[' | b'<' => {
+                    if stack.len() >= MAX_NESTING {
+                        return Err(self.error(format!("brackets nest deeper than {MAX_NESTING}")));
+                    }
+                    stack.push(match b {
+                        b'{' => b'}',
+                        b'(' => b')',
+                        b'[' => b']',
+                        _ => b'>',
+                    });
+                }
+                b'}' | b')' | b']' | b'>' if stack.pop() != Some(b) => {
+                    return Err(self.error(format!("unbalanced `{}`", b as char)));
+                }
+                _ => {}
+            }
+            self.pos += 1;
+            if stack.is_empty() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// After `func.func`: the header, and the body if there is one.
+    fn func_header(&mut self) -> Result<FuncDecl, HeaderError> {
+        self.skip_trivia();
+        let mut visibility = Visibility::Public;
+        for (kw, v) in
+            [("private", Visibility::Private), ("public", Visibility::Public), ("nested", Visibility::Nested)]
+        {
+            if self.at_keyword(kw) {
+                self.pos += kw.len();
+                visibility = v;
+                self.skip_trivia();
+                break;
+            }
+        }
+        self.expect("@")?;
+        let name = self.name("a function name after `@`")?;
+        self.skip_trivia();
+        let inputs = self.arg_list()?;
+        self.skip_trivia();
+        let results = if self.eat("->") { self.result_types()? } else { Vec::new() };
+        self.skip_trivia();
+        let mut attributes = Vec::new();
+        if self.at_keyword("attributes") {
+            self.pos += "attributes".len();
+            self.skip_trivia();
+            attributes = self.dict(0)?;
+            self.skip_trivia();
+        }
+        let has_body = self.peek() == Some(b'{');
+        if has_body {
+            self.skip_balanced()?;
+        }
+        Ok(FuncDecl {
+            name,
+            visibility,
+            has_body,
+            ty: FunctionType { inputs, results },
+            attributes,
+            line: 0,
+            column: 0,
+        })
+    }
+
+    /// After `func.func`: skips a header fnabi cannot type (and the body),
+    /// returning the function's name.
+    fn skip_func_header(&mut self) -> Result<String, HeaderError> {
+        self.skip_trivia();
+        for kw in ["private", "public", "nested"] {
+            if self.at_keyword(kw) {
+                self.pos += kw.len();
+                self.skip_trivia();
+                break;
+            }
+        }
+        self.expect("@")?;
+        let name = self.name("a function name after `@`")?;
+        self.skip_trivia();
+        if self.peek() != Some(b'(') {
+            return Err(self.error("expected `(`"));
+        }
+        self.skip_balanced()?;
+        self.skip_trivia();
+        if self.eat("->") {
+            self.skip_trivia();
+            if self.peek() == Some(b'(') {
+                self.skip_balanced()?;
+            } else {
+                self.bare_word();
+                if self.peek() == Some(b'<') {
+                    self.skip_balanced()?;
+                }
+            }
+            self.skip_trivia();
+        }
+        if self.at_keyword("attributes") {
+            self.pos += "attributes".len();
+            self.skip_trivia();
+            self.skip_balanced()?;
+            self.skip_trivia();
+        }
+        if self.peek() == Some(b'{') {
+            self.skip_balanced()?;
+        }
+        Ok(name)
+    }
+
+    /// `(%a: T {attrs}, …)` or, for declarations, `(T {attrs}, …)`.
+    fn arg_list(&mut self) -> Result<Vec<MlirType>, HeaderError> {
+        self.types_in_parens(true)
+    }
+
+    /// A parenthesised list of types (function-type inputs).
+    fn type_list(&mut self) -> Result<Vec<MlirType>, HeaderError> {
+        self.types_in_parens(false)
+    }
+
+    /// `(T {attrs}, …)`, each type after an optional `%name:` when `named`
+    /// (an argument list; else a type list).
+    fn types_in_parens(&mut self, named: bool) -> Result<Vec<MlirType>, HeaderError> {
+        self.expect("(")?;
+        let mut out = Vec::new();
+        self.skip_trivia();
+        if self.eat(")") {
+            return Ok(out);
+        }
+        loop {
+            self.skip_trivia();
+            if named && self.eat("%") {
+                let n = self.bare_word();
+                if n.is_empty() {
+                    return Err(self.error("expected an argument name after `%`"));
+                }
+                self.skip_trivia();
+                self.expect(":")?;
+                self.skip_trivia();
+            }
+            let is_tensor = self.at_keyword("tensor");
+            out.push(self.mlir_type()?);
+            let type_end = self.pos;
+            self.skip_trivia();
+            if named && is_tensor {
+                self.mark_read_only(type_end);
+            }
+            self.trailing_attrs()?;
+            if self.eat(")") {
+                return Ok(out);
+            }
+            let what = if named { "argument" } else { "type" };
+            self.expect(",")
+                .map_err(|_| self.error(format!("expected `,` or `)` in the {what} list{}", self.found())))?;
+        }
+    }
+
+    /// Records the insertion that marks the tensor argument whose type
+    /// ends at `type_end` read-only: into its attribute dictionary (the
+    /// cursor is on it) or as a new one; nothing when the dictionary already
+    /// says whether it is writable.
+    fn mark_read_only(&mut self, type_end: usize) {
+        if self.peek() != Some(b'{') {
+            self.tensor_args.push((type_end, " {bufferization.writable = false}"));
+            return;
+        }
+        let open = self.pos;
+        let mut probe = Cursor { s: self.s, pos: open, tensor_args: Vec::new() };
+        let Ok(entries) = probe.dict(0) else { return };
+        if entries.iter().any(|(k, _)| k == "bufferization.writable") {
+            return;
+        }
+        self.tensor_args
+            .push((open + 1, if entries.is_empty() { READ_ONLY } else { "bufferization.writable = false, " }));
+    }
+
+    /// Optional `{arg attrs}` and `loc(…)` after an argument or result type.
+    fn trailing_attrs(&mut self) -> Result<(), HeaderError> {
+        if self.peek() == Some(b'{') {
+            self.dict(0)?;
+            self.skip_trivia();
+        }
+        if self.at_keyword("loc") {
+            self.pos += 3;
+            self.skip_trivia();
+            if self.peek() != Some(b'(') {
+                return Err(self.error("expected `(` after `loc`"));
+            }
+            self.skip_balanced()?;
+            self.skip_trivia();
+        }
+        Ok(())
+    }
+
+    /// After `->`: one bare type or a parenthesised list.
+    fn result_types(&mut self) -> Result<Vec<MlirType>, HeaderError> {
+        self.skip_trivia();
+        if self.peek() == Some(b'(') { self.type_list() } else { Ok(vec![self.mlir_type()?]) }
+    }
+
+    fn mlir_type(&mut self) -> Result<MlirType, HeaderError> {
+        let start = self.pos;
+        let word = self.bare_word();
+        if word == "memref" {
+            return self.memref_body(start);
+        }
+        if word == "tensor" {
+            return self.tensor_body(start);
+        }
+        match ElementType::from_mlir_name(word) {
+            Some(ElementType::Float8(_)) => Err(self.error_at(
+                start,
+                format!("an 8-bit float scalar (`{word}`) is not supported: pass it as a 0-d tensor<{word}> or memref<{word}>"),
+            )),
+            Some(e) => Ok(MlirType::Scalar(e)),
+            None if word.is_empty() => Err(self.error(format!("expected a type{}", self.found()))),
+            None => Err(self.error_at(
+                start,
+                format!(
+                    "unsupported type `{word}` (fnabi passes tensor<…>, memref<…>, memref<*x…>, i1, i8, i16, i32, i64, \
+                     index, f16, bf16, f32, f64 and si/ui integers)"
+                ),
+            )),
+        }
+    }
+
+    /// After `tensor`: `<dims x elem>` or `<*x elem>`, read as the memref
+    /// that bufferization with identity-layout function boundaries gives it
+    /// (same dims and element type, identity layout). An encoding (sparse
+    /// tensors) is an error.
+    fn tensor_body(&mut self, start: usize) -> Result<MlirType, HeaderError> {
+        let memref = self.memref_body(start).map_err(|e| match e {
+            HeaderError::Syntax { line, column, offset, message } => HeaderError::Syntax {
+                line,
+                column,
+                offset,
+                message: message.replace("memref", "tensor").replace(
+                    "tensor memory spaces other than 0 are not supported (host memory only)",
+                    "tensor encodings (sparse tensors, …) are not supported",
+                ),
+            },
+            e => e,
+        })?;
+        match memref {
+            MlirType::MemRef(m) if m.layout != MemRefLayout::Identity => {
+                Err(self.error_at(start, "tensor encodings (sparse tensors, …) are not supported"))
+            }
+            t => Ok(t),
+        }
+    }
+
+    /// After `memref`: `<dims x elem [, layout] [, memory space]>`.
+    fn memref_body(&mut self, start: usize) -> Result<MlirType, HeaderError> {
+        self.expect("<")?;
+        self.skip_trivia();
+        if self.eat("*") {
+            self.expect("x")?;
+            let e = self.element()?;
+            self.memory_space()?;
+            self.expect(">")?;
+            return Ok(MlirType::UnrankedMemRef(e));
+        }
+        let mut dims = Vec::new();
+        loop {
+            let dstart = self.pos;
+            if self.eat("?") {
+                dims.push(Dim::Dynamic);
+            } else if self.peek().is_some_and(|b| b.is_ascii_digit()) {
+                let mut v: u64 = 0;
+                while let Some(d) = self.peek().filter(u8::is_ascii_digit) {
+                    v = v * 10 + u64::from(d - b'0');
+                    if v > i32::MAX as u64 {
+                        return Err(self.error_at(dstart, "dimension exceeds 2147483647"));
+                    }
+                    self.pos += 1;
+                }
+                dims.push(Dim::Static(v as u32));
+            } else {
+                break;
+            }
+            if !self.eat("x") {
+                return Err(self.error(format!("expected `x` after a memref dimension{}", self.found())));
+            }
+        }
+        let element = self.element()?;
+        self.skip_trivia();
+        let mut layout = MemRefLayout::Identity;
+        if self.eat(",") {
+            self.skip_trivia();
+            if self.at_keyword("strided") {
+                self.pos += "strided".len();
+                layout = self.strided(dims.len())?;
+                self.skip_trivia();
+                if self.eat(",") {
+                    self.skip_trivia();
+                    self.memory_space_value()?;
+                }
+            } else if self.at_keyword("affine_map") {
+                return Err(self.error("affine_map memref layouts are not supported (use strided<[…], offset: …>)"));
+            } else {
+                self.memory_space_value()?;
+            }
+        }
+        self.skip_trivia();
+        self.expect(">").map_err(|e| match e {
+            HeaderError::Syntax { .. } if self.pos > start => {
+                self.error(format!("expected `>` closing the memref type{}", self.found()))
+            }
+            e => e,
+        })?;
+        Ok(MlirType::MemRef(MemRefType { element, dims, layout }))
+    }
+
+    fn element(&mut self) -> Result<ElementType, HeaderError> {
+        let start = self.pos;
+        let w = self.bare_word();
+        ElementType::from_mlir_name(w).ok_or_else(|| {
+            if w.is_empty() {
+                self.error(format!("expected a memref element type{}", self.found()))
+            } else {
+                self.error_at(start, format!("unsupported memref element type `{w}`"))
+            }
+        })
+    }
+
+    /// `, memory-space` of an unranked memref (optional).
+    fn memory_space(&mut self) -> Result<(), HeaderError> {
+        self.skip_trivia();
+        if self.eat(",") {
+            self.skip_trivia();
+            self.memory_space_value()?;
+        }
+        self.skip_trivia();
+        Ok(())
+    }
+
+    fn memory_space_value(&mut self) -> Result<(), HeaderError> {
+        let start = self.pos;
+        if self.eat("0") && !self.peek().is_some_and(|b| b.is_ascii_alphanumeric()) {
+            self.skip_trivia();
+            if self.eat(":") {
+                self.skip_trivia();
+                self.bare_word();
+            }
+            return Ok(());
+        }
+        Err(self.error_at(start, "memref memory spaces other than 0 are not supported (host memory only)"))
+    }
+
+    /// After `strided`: `<[s, ?, …] [, offset: o|?]>`.
+    fn strided(&mut self, rank: usize) -> Result<MemRefLayout, HeaderError> {
+        self.expect("<")?;
+        self.skip_trivia();
+        self.expect("[")?;
+        let mut strides = Vec::new();
+        self.skip_trivia();
+        if !self.eat("]") {
+            loop {
+                self.skip_trivia();
+                strides.push(self.static_or_dynamic()?);
+                self.skip_trivia();
+                if self.eat("]") {
+                    break;
+                }
+                self.expect(",")?;
+            }
+        }
+        if strides.len() != rank {
+            return Err(self.error(format!("strided layout has {} strides for a rank-{rank} memref", strides.len())));
+        }
+        self.skip_trivia();
+        let mut offset = Some(0);
+        if self.eat(",") {
+            self.skip_trivia();
+            self.expect("offset")?;
+            self.skip_trivia();
+            self.expect(":")?;
+            self.skip_trivia();
+            offset = self.static_or_dynamic()?;
+            self.skip_trivia();
+        }
+        self.expect(">")?;
+        Ok(MemRefLayout::Strided { strides, offset })
+    }
+
+    fn static_or_dynamic(&mut self) -> Result<Option<i64>, HeaderError> {
+        if self.eat("?") {
+            return Ok(None);
+        }
+        let start = self.pos;
+        let neg = self.eat("-");
+        let mut v: i64 = 0;
+        let digits = self.pos;
+        while let Some(d) = self.peek().filter(u8::is_ascii_digit) {
+            v = v
+                .checked_mul(10)
+                .and_then(|v| v.checked_add(i64::from(d - b'0')))
+                .ok_or_else(|| self.error_at(start, "integer does not fit in 64 bits"))?;
+            self.pos += 1;
+        }
+        if self.pos == digits {
+            return Err(self.error(format!("expected an integer or `?`{}", self.found())));
+        }
+        Ok(Some(if neg { -v } else { v }))
+    }
+
+    /// `{key [= value], …}`; the cursor is on `{`.
+    fn dict(&mut self, depth: usize) -> Result<Vec<(String, AttrValue)>, HeaderError> {
+        if depth >= MAX_NESTING {
+            return Err(self.error(format!("attribute dictionaries nest deeper than {MAX_NESTING}")));
+        }
+        self.expect("{")?;
+        let mut out = Vec::new();
+        self.skip_trivia();
+        if self.eat("}") {
+            return Ok(out);
+        }
+        loop {
+            self.skip_trivia();
+            let key = self.name("an attribute name")?;
+            self.skip_trivia();
+            let value = if self.eat("=") {
+                self.skip_trivia();
+                self.attr_value(depth)?
+            } else {
+                AttrValue::Unit
+            };
+            out.push((key, value));
+            self.skip_trivia();
+            if self.eat("}") {
+                return Ok(out);
+            }
+            self.expect(",")
+                .map_err(|_| self.error(format!("expected `,` or `}}` in an attribute dictionary{}", self.found())))?;
+        }
+    }
+
+    fn attr_value(&mut self, depth: usize) -> Result<AttrValue, HeaderError> {
+        match self.peek() {
+            Some(b'"') => {
+                let s = self.string()?;
+                self.skip_trivia();
+                if self.eat(":") {
+                    self.skip_trivia();
+                    self.bare_word();
+                }
+                Ok(AttrValue::Str(s))
+            }
+            Some(b'{') => Ok(AttrValue::Dict(self.dict(depth + 1)?)),
+            Some(b) if b.is_ascii_digit() || b == b'-' => {
+                let start = self.pos;
+                let neg = self.eat("-");
+                let mut v: i64 = 0;
+                let mut ok = true;
+                while let Some(d) = self.peek().filter(u8::is_ascii_digit) {
+                    match v.checked_mul(10).and_then(|v| v.checked_add(i64::from(d - b'0'))) {
+                        Some(n) => v = n,
+                        None => ok = false,
+                    }
+                    self.pos += 1;
+                }
+                if ok
+                    && self.pos > start + usize::from(neg)
+                    && !self.peek().is_some_and(|b| b == b'.' || b.is_ascii_alphanumeric())
+                {
+                    self.skip_trivia();
+                    if self.eat(":") {
+                        self.skip_trivia();
+                        self.bare_word();
+                    }
+                    return Ok(AttrValue::Int(if neg { -v } else { v }));
+                }
+                self.pos = start;
+                self.other_value()
+            }
+            _ if self.at_keyword("true") => {
+                self.pos += 4;
+                Ok(AttrValue::Int(1))
+            }
+            _ if self.at_keyword("false") => {
+                self.pos += 5;
+                Ok(AttrValue::Int(0))
+            }
+            _ if self.at_keyword("unit") => {
+                self.pos += 4;
+                Ok(AttrValue::Unit)
+            }
+            None => Err(self.error("expected an attribute value, found the end of the text")),
+            _ => self.other_value(),
+        }
+    }
+
+    /// Any other value: its text up to the `,` or `}` that ends it.
+    fn other_value(&mut self) -> Result<AttrValue, HeaderError> {
+        let start = self.pos;
+        loop {
+            self.skip_trivia();
+            match self.peek() {
+                None => return Err(self.error_at(start, "attribute value runs to the end of the text")),
+                Some(b',' | b'}') => break,
+                Some(b'{' | b'(' | b'[' | b'<') => self.skip_balanced()?,
+                Some(b'"') => {
+                    self.string()?;
+                }
+                Some(b')' | b']' | b'>') => return Err(self.error("unbalanced bracket in an attribute value")),
+                Some(_) => self.pos += 1,
+            }
+        }
+        let text = String::from_utf8_lossy(&self.s[start..self.pos]).trim().to_owned();
+        if text.is_empty() {
+            return Err(self.error_at(start, "expected an attribute value"));
+        }
+        Ok(AttrValue::Other(text))
+    }
+}
