@@ -44,7 +44,7 @@ LAYERS = {
         ["lib"],
     ],
     "crates/fnabi-mlir/src": [
-        ["elf", "trampoline", "args", "cache", "llvm_level", "tool"],
+        ["elf", "trampoline", "args", "cache", "llvm_level", "tool", "tiling"],
         ["memref", "abi_embed"],
         ["compile"],
         ["runtime_utils"],

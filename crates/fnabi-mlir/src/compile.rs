@@ -31,6 +31,7 @@
 
 use crate::MlirError;
 use crate::llvm_level::InputLevel;
+use crate::tiling::{TILING_SCHEDULE, TILING_SCHEDULE_FILE};
 use crate::tool::run_capture;
 use fnabi_core::error::Error;
 use fnabi_core::progress::Progress;
@@ -44,16 +45,19 @@ pub const VERSIONS: [u32; 2] = [22, 19];
 /// The `mlir-opt` passes of the default pipeline, in order: elementwise
 /// arith/math ops on tensors become linalg, tensor-level code is bufferized (function boundaries included, with identity layouts
 /// there so that arguments and results are plain memrefs; no deallocation
-/// pipeline: results are returned to the caller, who frees them), linalg
+/// pipeline: results are returned to the caller, who frees them), matrix
+/// products are tiled (see [`crate::tiling`]), linalg
 /// becomes loops, affine, vector, math, complex, ub and async are lowered,
 /// then memref/arith/index/cf/func are finalized to the LLVM dialect.
 /// [`front_passes`] adds what a module asks for in front of it (a
 /// transform-dialect schedule, runtime verification).
-pub const PIPELINE: [&str; 28] = [
+pub const PIPELINE: [&str; 30] = [
     "--llvm-request-c-wrappers",
     "--convert-elementwise-to-linalg",
     "--one-shot-bufferize=bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map",
     "--convert-bufferization-to-memref",
+    "--transform-preload-library=transform-library-paths=tile-contractions.mlir",
+    "--transform-interpreter=entry-point=__transform_main",
     "--convert-linalg-to-loops",
     "--async-to-async-runtime",
     "--async-runtime-ref-counting",
@@ -79,6 +83,12 @@ pub const PIPELINE: [&str; 28] = [
     "--convert-to-llvm",
     "--reconcile-unrealized-casts",
 ];
+
+/// True for the passes of [`PIPELINE`] that apply fnabi's tiling schedule
+/// (the preload of [`TILING_SCHEDULE_FILE`] and the interpreter after it).
+fn is_tiling_pass(p: &str) -> bool {
+    p.ends_with(TILING_SCHEDULE_FILE) || p == "--transform-interpreter=entry-point=__transform_main"
+}
 
 /// The passes whose options `--pass-option` may set: those of
 /// [`PIPELINE`] and [`front_passes`], without their `--` and options.
@@ -534,12 +544,13 @@ impl Compiler {
             extra.push_str(&format!("pass option {pass}:{option}\n"));
         }
         format!(
-            "fnabi-mlir-cache v4\nversion {}\ntriple {}\ninput {}\npipeline {} {}\n{extra}\n{source}",
+            "fnabi-mlir-cache v5\nversion {}\ntriple {}\ninput {}\npipeline {} {}\ntiling {}\n{extra}\n{source}",
             self.tools.full_version,
             self.tools.triple,
             options.input_name(),
             front_passes(source, options).join(" "),
-            PIPELINE.join(" ")
+            PIPELINE.join(" "),
+            crate::tiling::TILING_SCHEDULE
         )
     }
 
@@ -624,8 +635,10 @@ impl Compiler {
         // still names the user's line; a failing pass names itself.
         let tail = ["--mlir-print-debuginfo", "--mlir-print-ir-after-failure", "-o"];
         let own = |list: &[&str]| -> Vec<String> {
-            // MLIR 19's arith-expand has no small-float options.
+            // MLIR 19's arith-expand has no small-float options; fnabi's
+            // tiling schedule is written for MLIR 22's transform dialect.
             list.iter()
+                .filter(|p| t.version >= 22 || !is_tiling_pass(p))
                 .map(|p| if t.version < 22 && p.starts_with("--arith-expand=") { "--arith-expand" } else { p })
                 .map(str::to_owned)
                 .collect()
@@ -733,6 +746,8 @@ impl Compiler {
             InputLevel::Mlir => {
                 let input = options.input_name();
                 std::fs::write(p(&input), input_bytes).map_err(|e| MlirError::io(format!("writing {input}"), e))?;
+                std::fs::write(p(TILING_SCHEDULE_FILE), TILING_SCHEDULE)
+                    .map_err(|e| MlirError::io(format!("writing {TILING_SCHEDULE_FILE}"), e))?;
                 for stage in self.opt_stages(source, options) {
                     progress.stage(if options.pipeline.is_some() && stage[0] != "high.mlir" {
                         "mlir-opt (your pipeline)"

@@ -7,11 +7,19 @@
 //! - `compile/funcs1500_cold` and `_warm`: the same for a generated module of
 //!   1,500 small tensor-level functions (a large module's compile time).
 //! - `matmul512/default`: a tensor-level 512×512×512 f32 `linalg.matmul`
-//!   compiled by the default pipeline (linalg → loops; LLVM `-O2` does the
+//!   compiled by the default pipeline (tiled 8×32×4 and peeled by
+//!   [`fnabi::mlir::tiling`], linalg → loops; LLVM `-O2` vectorizes the
 //!   rest), called through [`fnabi::Function`]; criterion's throughput is in
 //!   floating-point operations (2·512³ per call), so `elem/s` reads as FLOP/s.
-//! - `matmul512/runtime_verification`: the same with MLIR's runtime op
+//! - `matmul512/dynamic`: the same product of `tensor<?x?xf32>` arguments.
+//! - `matmul512/runtime_verification`: the default with MLIR's runtime op
 //!   verification compiled in (what `fnabi run` does by default).
+//! - Anchors, each a custom pipeline (`CompileOptions::with_pipeline`) in
+//!   place of fnabi's high-level passes: `matmul512/untiled`, linalg straight
+//!   to loops (fnabi's default before the tiling); `matmul512/vectorized`,
+//!   MLIR's own vectorizer (`transform.structured.vectorize` of 8×32×1
+//!   tiles, contractions lowered to outer products), the route of
+//!   upstream's vectorizing integration tests.
 //!
 //! `cargo bench -p fnabi --bench pipeline -- --warm-up-time 1 --measurement-time 5`
 
@@ -93,17 +101,59 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("matmul512");
     g.sample_size(10);
     g.throughput(Throughput::Elements(2 * 512 * 512 * 512));
-    for (name, verify) in [("default", false), ("runtime_verification", true)] {
-        let options = CompileOptions::default().with_runtime_verification(verify);
+    let schedule = root.join("vectorize.mlir");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(&schedule, VECTORIZE).unwrap();
+    let bufferize = "convert-elementwise-to-linalg, one-shot-bufferize{bufferize-function-boundaries \
+                     function-boundary-type-conversion=identity-layout-map}, convert-bufferization-to-memref";
+    let untiled = format!("builtin.module({bufferize}, func.func(convert-linalg-to-loops))");
+    let vectorized = format!(
+        "builtin.module({bufferize}, transform-preload-library{{transform-library-paths={}}}, transform-interpreter, \
+         convert-linalg-to-loops, convert-vector-to-scf, lower-affine)",
+        schedule.display()
+    );
+    let dynamic = MATMUL.replace("tensor<512x512xf32>", "tensor<?x?xf32>").replace(
+        "%e = tensor.empty() : tensor<?x?xf32>",
+        "%c512 = arith.constant 512 : index\n  %e = tensor.empty(%c512, %c512) : tensor<?x?xf32>",
+    );
+    let variants = [
+        ("default", MATMUL, CompileOptions::default()),
+        ("dynamic", &dynamic, CompileOptions::default()),
+        ("runtime_verification", MATMUL, CompileOptions::default().with_runtime_verification(true)),
+        ("untiled", MATMUL, CompileOptions::default().with_pipeline(untiled)),
+        ("vectorized", MATMUL, CompileOptions::default().with_pipeline(vectorized)),
+    ];
+    for (name, source, options) in variants {
         // SAFETY: the matmul writes only into the result it allocates.
-        let m = unsafe { MlirModule::compile_with_options(MATMUL, &options) }.unwrap();
+        let m = unsafe { MlirModule::compile_with_options(source, &options) }.unwrap();
         let f = m.function("matmul").unwrap();
         g.bench_function(name, |bch| {
             bch.iter(|| black_box(f.call([Value::from(a.clone()), Value::from(b.clone())]).unwrap()))
         });
     }
     g.finish();
+    let _ = std::fs::remove_dir_all(&root);
 }
+
+/// The `matmul512/vectorized` anchor's schedule: MLIR's linalg vectorizer
+/// on 8×32×1 tiles, contractions lowered to outer products.
+const VECTORIZE: &str = r#"module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%module: !transform.any_op {transform.readonly}) {
+    %mm = transform.structured.match ops{["linalg.matmul"]} in %module : (!transform.any_op) -> !transform.any_op
+    %t, %l:3 = transform.structured.tile_using_for %mm tile_sizes [8, 32, 1]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %t : !transform.any_op
+    %f = transform.structured.match ops{["func.func"]} in %module : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %f {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield
+  }
+}
+"#;
 
 criterion_group!(benches, bench);
 criterion_main!(benches);

@@ -142,4 +142,29 @@ module {
       -> (tensor<ui64>, tensor<3xui32>, tensor<?xui8>, tensor<2xi16>) {
     return %d, %c, %b, %a : tensor<ui64>, tensor<3xui32>, tensor<?xui8>, tensor<2xi16>
   }
+
+  // Matrix products that fnabi's default pipeline tiles (8 x 32 x 4 blocks,
+  // the partial ones peeled off): static shapes that divide into blocks,
+  // and a batched product of dynamic shapes that do not.
+  func.func @matmul_static(%a: tensor<16x8xf32>, %b: tensor<8x64xf32>) -> tensor<16x64xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<16x64xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<16x64xf32>) -> tensor<16x64xf32>
+    %r = linalg.matmul ins(%a, %b : tensor<16x8xf32>, tensor<8x64xf32>) outs(%z : tensor<16x64xf32>) -> tensor<16x64xf32>
+    return %r : tensor<16x64xf32>
+  }
+
+  func.func @batch_matmul(%a: tensor<?x?x?xi32>, %b: tensor<?x?x?xi32>) -> tensor<?x?x?xi32> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %zero = arith.constant 0 : i32
+    %n = tensor.dim %a, %c0 : tensor<?x?x?xi32>
+    %m = tensor.dim %a, %c1 : tensor<?x?x?xi32>
+    %p = tensor.dim %b, %c2 : tensor<?x?x?xi32>
+    %e = tensor.empty(%n, %m, %p) : tensor<?x?x?xi32>
+    %z = linalg.fill ins(%zero : i32) outs(%e : tensor<?x?x?xi32>) -> tensor<?x?x?xi32>
+    %r = linalg.batch_matmul ins(%a, %b : tensor<?x?x?xi32>, tensor<?x?x?xi32>) outs(%z : tensor<?x?x?xi32>) -> tensor<?x?x?xi32>
+    return %r : tensor<?x?x?xi32>
+  }
 }

@@ -90,5 +90,32 @@ b = rng.integers(-3, 4, (5, 4)).astype(np.float32)
 c = rng.integers(-3, 4, (6, 4)).astype(np.float32)
 case("transform.mlir", "tiled_matmul", [arr(a), arr(b), arr(c)], [arr(a @ b + c)])
 
+
+
+def matmul_in_k_order(a, b):
+    """a @ b in float32, each element summed over k in ascending order with
+    a rounding after every product and every sum: what the loops compute
+    (tiling changes the order of the elements, never that of the sum)."""
+    acc = np.zeros((a.shape[0], b.shape[1]), dtype=np.float32)
+    for k in range(a.shape[1]):
+        acc = (acc + (a[:, k:k + 1] * b[k:k + 1, :]).astype(np.float32)).astype(np.float32)
+    return acc
+
+
+# Shapes across the tile blocks (8 x 32 x 4): remainders in every dimension,
+# one that fills blocks exactly, empty ones; exact, not within a tolerance.
+for m, k, n in [(19, 13, 45), (8, 4, 32), (1, 1, 1), (33, 7, 70), (0, 3, 5), (5, 0, 3)]:
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    case("tensors.mlir", "matmul", [arr(a), arr(b)], [arr(matmul_in_k_order(a, b))])
+
+a = rng.standard_normal((16, 8)).astype(np.float32)
+b = rng.standard_normal((8, 64)).astype(np.float32)
+case("tensors.mlir", "matmul_static", [arr(a), arr(b)], [arr(matmul_in_k_order(a, b))])
+
+a = rng.integers(-1000, 1000, (3, 11, 9)).astype(np.int32)
+b = rng.integers(-1000, 1000, (3, 9, 37)).astype(np.int32)
+case("tensors.mlir", "batch_matmul", [arr(a), arr(b)], [arr(np.matmul(a.astype(np.int64), b).astype(np.int32))])
+
 with open("tensors_expected.json", "w") as f:
     f.write("[\n" + ",\n".join(json.dumps(c) for c in cases) + "\n]\n")
