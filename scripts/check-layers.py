@@ -29,7 +29,7 @@ LAYERS = {
         ["lib"],
     ],
     "crates/fnabi-core/src": [
-        ["error", "cache", "progress"],
+        ["error", "cache", "progress", "tool"],
         ["array"],
         ["value", "layout"],
         ["bind"],

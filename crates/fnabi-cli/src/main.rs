@@ -35,8 +35,8 @@ struct Cli {
     /// Most bytes of one file read (modules, .npy, JSON, raw bytes, stdin; FNABI_MAX_FILE_BYTES).
     #[arg(long, global = true, value_name = "BYTES", value_parser = byte_size)]
     max_file_bytes: Option<u64>,
-    /// Longest an MLIR compile may take, in seconds (`0` for none); its
-    /// tools are killed then. Default: FNABI_COMPILE_TIMEOUT, else 600.
+    /// Longest a compile may take, in seconds (`0` for none): MLIR's tools
+    /// or iree-compile are killed then. Default: FNABI_COMPILE_TIMEOUT, else 600.
     #[arg(long, global = true, value_name = "SECONDS", value_parser = seconds)]
     compile_timeout: Option<CompileTimeout>,
 }
@@ -58,7 +58,7 @@ pub fn pass_option(text: &str) -> Result<(String, String), String> {
 
 /// A timeout in seconds for `--compile-timeout` (`0`: none).
 fn seconds(text: &str) -> Result<CompileTimeout, String> {
-    fnabi::mlir::tool::parse_timeout(text)
+    fnabi::tool::parse_timeout(text)
         .map(CompileTimeout)
         .ok_or_else(|| "not a number of seconds (0 for none)".to_string())
 }
@@ -209,12 +209,12 @@ fn main() -> ExitCode {
         }
     }
     // A malformed FNABI_COMPILE_TIMEOUT is an error even when nothing compiles.
-    if let Err(e) = fnabi::mlir::tool::compile_timeout_from_env() {
+    if let Err(e) = fnabi::tool::compile_timeout_from_env() {
         eprintln!("fnabi: error: {e}");
         return ExitCode::FAILURE;
     }
     if let Some(CompileTimeout(t)) = cli.compile_timeout {
-        fnabi::mlir::tool::set_compile_timeout(Some(t));
+        fnabi::tool::set_compile_timeout(Some(t));
     }
     let result = match cli.command {
         Command::Demangle(args) => demangle::demangle(args),

@@ -203,6 +203,38 @@ fn compiles_once_then_from_the_cache() {
 }
 
 #[test]
+fn iree_compile_runs_under_the_compile_timeout() {
+    let cache = scratch("timeout");
+    let c = cache.to_str().unwrap();
+    let src = repo("crates/fnabi/tests/mlir/cross_backend.mlir");
+    let run = ["run", src.to_str().unwrap(), "--backend", "iree", "-f", "sum_and_double", "-i", "4xi32=1 -2 3 10"];
+    // 50 ms: iree-compile (a Python launcher) cannot even start in that time.
+    for (flag, env) in [(Some("0.05"), None), (None, Some("0.05"))] {
+        let mut args = run.to_vec();
+        args.extend(flag.map(|f| ["--compile-timeout", f]).into_iter().flatten());
+        let t = std::time::Instant::now();
+        let (ok, out, err) = fnabi_env(&args, &[("FNABI_CACHE_DIR", Some(c)), ("FNABI_COMPILE_TIMEOUT", env)]);
+        assert!(!ok && out.is_empty(), "{out}");
+        assert_eq!(
+            err,
+            "fnabi: error: iree-compile did not finish within the compile timeout of 0.05 s (raise it with \
+             FNABI_COMPILE_TIMEOUT=SECONDS or --compile-timeout; 0 for none)\n"
+        );
+        assert!(t.elapsed() < std::time::Duration::from_secs(20), "{:?}", t.elapsed());
+    }
+    // Nothing half-built is left, and the flag's 0 (none) wins over the environment.
+    let left: Vec<_> =
+        std::fs::read_dir(cache.join("iree")).map(|d| d.map(|e| e.unwrap().file_name()).collect()).unwrap_or_default();
+    assert!(left.iter().all(|n| n.to_string_lossy().ends_with(".lock")), "{left:?}");
+    let mut args = run.to_vec();
+    args.extend(["--compile-timeout", "0"]);
+    let (ok, out, err) = fnabi_env(&args, &[("FNABI_CACHE_DIR", Some(c)), ("FNABI_COMPILE_TIMEOUT", Some("0.05"))]);
+    assert!(ok, "{err}");
+    assert_eq!(out, "[0]: i32=12\n[1]: 4xi32=2 -4 6 20\n");
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+#[test]
 fn a_compile_shows_progress_on_a_terminal_only() {
     let src = repo("crates/fnabi/tests/mlir/cross_backend.mlir");
     let cmd = format!(

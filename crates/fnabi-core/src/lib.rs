@@ -51,6 +51,7 @@ pub mod progress;
 pub mod structure;
 pub mod tensor;
 pub mod text;
+pub mod tool;
 pub mod value;
 pub mod vm;
 

@@ -19,9 +19,12 @@ use crate::runtime::Device;
 use fnabi_core::Error;
 use fnabi_core::cache::{ArtifactKind, CacheEntry, StagingDir, default_cache_dir, fnv1a_128, writable_dir};
 use fnabi_core::progress::Progress;
+use fnabi_core::tool::{ToolError, run_tool};
+use std::ffi::OsStr;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 /// The PyPI package of the compiler that matches the runtime.
 pub const IREE_COMPILER_PACKAGE: &str = "iree-base-compiler==3.13.0";
@@ -70,6 +73,12 @@ pub enum IreeCompileError {
         /// Everything it wrote to stderr, temporary names replaced.
         stderr: String,
     },
+    /// `iree-compile` ran past the compile timeout and was killed
+    /// ([`ToolError::Timeout`], the same timeout as the MLIR backend's:
+    /// [`IreeCompileOptions::timeout`], `--compile-timeout`,
+    /// `FNABI_COMPILE_TIMEOUT`), or `FNABI_COMPILE_TIMEOUT` is malformed
+    /// ([`ToolError::BadTimeout`]).
+    Tool(ToolError),
     /// A file-system operation of the compile or its cache failed.
     Io {
         /// What was being done, with the path.
@@ -86,6 +95,7 @@ impl fmt::Display for IreeCompileError {
             IreeCompileError::Failed { input, status, stderr } => {
                 write!(f, "iree-compile failed ({status}) compiling {input}:\n{}", stderr.trim_end())
             }
+            IreeCompileError::Tool(e) => e.fmt(f),
             IreeCompileError::Io { context, source } => write!(f, "{context}: {source}"),
         }
     }
@@ -147,6 +157,13 @@ pub struct IreeCompileOptions {
     /// The file the source was read from: the compiler's errors and the
     /// module's debug locations name it rather than a temporary file.
     pub source_path: Option<PathBuf>,
+    /// The longest `iree-compile` may run; then it is killed with what it
+    /// started and the compile fails with [`IreeCompileError::Tool`].
+    /// `None`: the process-wide setting (`fnabi --compile-timeout`), else
+    /// `FNABI_COMPILE_TIMEOUT` (seconds, `0` for none), else
+    /// [`fnabi_core::tool::DEFAULT_COMPILE_TIMEOUT`]; `Some(Duration::MAX)`:
+    /// none. Not part of the cache key.
+    pub timeout: Option<Duration>,
 }
 
 impl Default for IreeCompileOptions {
@@ -156,6 +173,7 @@ impl Default for IreeCompileOptions {
             demote_f64_to_f32: false,
             extra_flags: Vec::new(),
             source_path: None,
+            timeout: None,
         }
     }
 }
@@ -170,6 +188,12 @@ impl IreeCompileOptions {
     /// Options with another target CPU (`host`, `znver3`, …).
     pub fn with_target_cpu(mut self, cpu: impl Into<String>) -> Self {
         self.target_cpu = cpu.into();
+        self
+    }
+
+    /// Options with a compile timeout (see [`IreeCompileOptions::timeout`]).
+    pub fn with_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.timeout = timeout;
         self
     }
 
@@ -360,6 +384,7 @@ impl IreeCompiler {
         if let Some(bytes) = entry.read_valid(&key_text) {
             return Ok((bytes, entry.artifact));
         }
+        let deadline = fnabi_core::tool::deadline(options.timeout).map_err(IreeCompileError::Tool)?;
         let tmp = StagingDir::new(&dir, &key).map_err(io(format!("creating a folder in {}", dir.display())))?;
         let input = options.input_name();
         std::fs::write(tmp.path().join(&input), source).map_err(io(format!("writing {input}")))?;
@@ -367,17 +392,20 @@ impl IreeCompiler {
         let shown = options.source_path.as_deref().and_then(Path::file_name);
         let progress = Progress::start(&shown.map_or_else(|| "the module".into(), |n| n.to_string_lossy()));
         progress.stage("iree-compile");
-        let out = Command::new(&self.exe)
-            .args(options.flags())
-            .arg(&input)
-            .args(["-o", "module.vmfb"])
-            .current_dir(tmp.path())
-            .output()
-            .map_err(io(format!("running {}", self.exe.display())))?;
+        let mut args = options.flags();
+        args.extend([input.clone(), "-o".into(), "module.vmfb".into()]);
+        let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+        let run = run_tool(&self.exe, &args, Some(tmp.path()), deadline);
         drop(progress);
-        if !out.status.success() {
+        if let Err(e) = run {
+            let ToolError::Failed { status, mut stderr, .. } = e else {
+                return Err(match e {
+                    ToolError::Io { context, source } => IreeCompileError::Io { context, source },
+                    other => IreeCompileError::Tool(other),
+                }
+                .into());
+            };
             let label = options.label();
-            let mut stderr = String::from_utf8_lossy(&out.stderr).into_owned();
             // Relative to the compile folder, the input is only its name.
             stderr = stderr.replace(&format!("{input}:"), &format!("{label}:"));
             stderr = stderr.replace(&format!("\"{input}\""), &format!("\"{label}\""));
@@ -388,7 +416,7 @@ impl IreeCompiler {
                      runs on fnabi's MLIR backend\n",
                 );
             }
-            return Err(IreeCompileError::Failed { input: label, status: out.status.to_string(), stderr }.into());
+            return Err(IreeCompileError::Failed { input: label, status, stderr }.into());
         }
         let built = tmp.path().join("module.vmfb");
         let bytes = std::fs::read(&built).map_err(io("reading iree-compile's module.vmfb"))?;

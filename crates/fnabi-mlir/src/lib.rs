@@ -113,10 +113,7 @@ pub enum MlirError {
         report: String,
     },
     /// A compile tool ran past the compile timeout and was killed.
-    #[error(
-        "{tool} did not finish within the compile timeout of {} s (raise it with FNABI_COMPILE_TIMEOUT=SECONDS or --compile-timeout; 0 for none)",
-        limit.as_secs_f64()
-    )]
+    #[error("{}", fnabi_core::tool::timeout_message(tool, *limit))]
     Timeout {
         /// The command (`mlir-opt-22`, …).
         tool: String,

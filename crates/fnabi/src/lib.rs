@@ -31,7 +31,7 @@ pub use fnabi_abi::{attrs, cconv, limits, mangle, raw, reflection, scalar, sip, 
 pub use fnabi_core::ndarray;
 pub use fnabi_core::{
     array, buffer, coerce, conventions, deferred, error, function, inputs, json, layout, memory, nest, npy, structure,
-    tensor, text, value, vm,
+    tensor, text, tool, value, vm,
 };
 pub use fnabi_mlir::{elf, memref};
 
