@@ -44,7 +44,7 @@ LAYERS = {
         ["lib"],
     ],
     "crates/fnabi-mlir/src": [
-        ["elf", "trampoline", "args", "cache", "llvm_level", "tool", "tiling"],
+        ["elf", "trampoline", "args", "cache", "llvm_level", "tool", "tiling", "vector_entry"],
         ["memref", "abi_embed"],
         ["compile"],
         ["runtime_utils"],

@@ -4,7 +4,7 @@
 //! export and the functions they need from elsewhere).
 
 use crate::CliError;
-use fnabi::mlir::{AttrValue, FuncDecl, InputLevel, LlvmFunctions, Visibility, parse_functions};
+use fnabi::mlir::{AttrValue, FuncDecl, InputLevel, LlvmFunctions, Visibility, parse_functions, scan_functions};
 use fnabi::sip::reference_text;
 use serde_json::{Value as Json, json};
 use std::fmt::Write as _;
@@ -84,6 +84,14 @@ pub fn mlir_text(path: &Path, decls: &[FuncDecl]) -> String {
     );
     for d in decls {
         let _ = writeln!(s, "  {} @{}{}  (line {})", kind_word(d), d.name, d.ty, d.line);
+        if let Some(e) = &d.vector_entry {
+            let _ = writeln!(
+                s,
+                "    vectors as arrays (fnabi's wrapper): ({}) -> ({})",
+                e.input_types.join(", "),
+                e.result_types.join(", ")
+            );
+        }
         let abi = func_abi(d);
         match &abi.raw {
             Ok(r) if abi.raw_from_attr => {
@@ -142,6 +150,7 @@ pub fn mlir_json(path: &Path, decls: &[FuncDecl]) -> Json {
                     Err(e) => json!({"error": e}),
                 },
                 "sip": sip,
+                "vector_types": d.vector_entry.as_ref().map(|e| json!({"inputs": e.input_types, "results": e.result_types})),
                 "fbr": abi.fbr,
                 "attributes": other_attrs(d),
             })
@@ -198,8 +207,18 @@ pub fn inspect_mlir(path: &Path, bytes: &[u8], as_json: bool) -> Result<String, 
     }
     let shown = path.display();
     let text = std::str::from_utf8(bytes).map_err(|e| CliError(format!("{shown}: not UTF-8 text: {e}")))?;
-    let decls = parse_functions(text).map_err(|e| CliError(format!("{shown}: {e}")))?;
-    Ok(if as_json { format!("{:#}\n", mlir_json(path, &decls)) } else { mlir_text(path, &decls) })
+    // As `run` reads it: a function fnabi cannot call is listed with why.
+    let scanned = scan_functions(text).map_err(|e| CliError(format!("{shown}: {e}")))?;
+    if as_json {
+        let mut j = mlir_json(path, &scanned.decls);
+        j["skipped"] = scanned.skipped.iter().map(|(name, e)| json!({"name": name, "reason": e.to_string()})).collect();
+        return Ok(format!("{j:#}\n"));
+    }
+    let mut s = mlir_text(path, &scanned.decls);
+    for (name, e) in &scanned.skipped {
+        let _ = writeln!(s, "  not callable @{name}: {e}");
+    }
+    Ok(s)
 }
 
 /// Inspects a shared library: the MLIR functions it exports and the

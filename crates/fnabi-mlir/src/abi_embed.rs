@@ -56,7 +56,9 @@ fn mlir_string(s: &str) -> String {
 /// The ABI text of the public functions with a body among `decls`.
 pub fn abi_text(decls: &[FuncDecl]) -> String {
     let mut out = format!("{ABI_HEADER}\n");
-    for d in decls.iter().filter(|d| d.has_body && d.visibility == Visibility::Public) {
+    // A function with vectors is called through its wrapper, which a
+    // loader of the library alone would not know: left out.
+    for d in decls.iter().filter(|d| d.has_body && d.visibility == Visibility::Public && d.vector_entry.is_none()) {
         let args: Vec<String> = d.ty.inputs.iter().enumerate().map(|(i, t)| format!("%a{i}: {t}")).collect();
         let results: Vec<String> = d.ty.results.iter().map(ToString::to_string).collect();
         let reflection = match d.attribute("iree.reflection") {

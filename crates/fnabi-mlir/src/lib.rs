@@ -44,6 +44,7 @@ pub mod runtime_utils;
 pub mod tiling;
 pub mod tool;
 mod trampoline;
+pub mod vector_entry;
 
 pub use fnabi_abi::mlir::{signature, types};
 

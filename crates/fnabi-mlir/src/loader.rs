@@ -81,9 +81,12 @@ impl MlirLibrary {
     /// them (see [`scan_functions`]); their tensor arguments are read-only
     /// (the bufferized code copies before writing), and a result that is an
     /// argument (or a view of one) comes back sharing it. A function whose
-    /// header has a type that does not cross the C interface (`vector<…>`)
-    /// is compiled but cannot be called: [`function`](MlirLibrary::function)
-    /// says why.
+    /// header has a type that does not cross the C interface (a scalable
+    /// vector, a sparse tensor) is compiled but cannot be called:
+    /// [`function`](MlirLibrary::function) says why. A public function with
+    /// `vector<…>` arguments or results is called through a wrapper that
+    /// takes and returns its vectors as static memrefs
+    /// ([`crate::vector_entry`]).
     ///
     /// # Safety
     /// As for [`compile`](MlirLibrary::compile).
@@ -95,7 +98,13 @@ impl MlirLibrary {
         let compiler = Compiler::new()?;
         let runtime = RuntimeUtils::for_toolchain(compiler.toolchain())?;
         let scanned = scan_functions(mlir_source)?;
-        let source = scanned.read_only_source(mlir_source);
+        // Public functions with vectors get their wrapper after their body.
+        let wrappers: Vec<(usize, String)> = scanned
+            .decls
+            .iter()
+            .filter_map(|d| Some((d.vector_entry.as_ref()?.body_end, crate::vector_entry::wrapper(d)?)))
+            .collect();
+        let source = scanned.edited_source(mlir_source, &wrappers);
         let mut externals = Externals::resolve(&scanned.decls, host, &runtime)?;
         let mut link = externals.link_inputs(&runtime);
         if options.embed_abi {

@@ -310,3 +310,19 @@ def test_float8_passes_through_ml_dtypes():
     assert y.dtype == np.dtype(ml_dtypes.float8_e4m3fn)
     assert y.view(np.uint8).tolist() == [0x08, 0x7E, 0xC0, 0x3C]
     assert y.astype(np.float32).tolist() == [0.015625, 448.0, -2.0, 1.5]
+
+
+def test_vector_signatures_take_and_return_arrays():
+    # Public functions with vector<…> arguments and results, called through
+    # fnabi's wrapper: each vector is a numpy array of its shape.
+    m = fnabi.load(REPO / "crates/fnabi/tests/mlir/vectors.mlir")
+    r = m.vadd(np.array([1, 2, 3, 4], np.float32), np.array([10, 20, 30, 40], np.float32))
+    assert r.dtype == np.float32 and r.tolist() == [11, 22, 33, 44]
+    t = np.array([5, 6], np.float32)
+    flags = np.array([[1, 0, 1], [0, 0, 1]], bool)
+    neg, s, same = m.mixed(t, 1.5, flags)
+    assert neg.dtype == np.bool_ and neg.tolist() == [[False, True, False], [True, True, False]]
+    assert s == 1.5 and same.tolist() == [5, 6]
+    with pytest.raises(fnabi.CallError) as e:
+        m.vadd(np.zeros(3, np.float32), np.zeros(4, np.float32))
+    assert (e.value.path, e.value.expected, e.value.got) == ("[0]", "4", "3")

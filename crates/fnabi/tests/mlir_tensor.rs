@@ -4,8 +4,8 @@
 //! applied) called with the inputs of `tests/mlir/tensors_expected.json`,
 //! whose expected results numpy computed (`tensors_expected.py`). Also:
 //! results that alias an argument share its memory, arguments are never
-//! written, helpers with vector signatures are compiled but refused as
-//! entry points, errors name the user's file, line and pass. Also run
+//! written, functions with vector signatures take and return arrays
+//! (`tests/mlir/vectors.mlir`), errors name the user's file, line and pass. Also run
 //! under valgrind by `scripts/test.sh`.
 
 use fnabi::mlir::{CompileOptions, MlirModule};
@@ -154,11 +154,55 @@ fn wrong_shapes_and_types_are_errors() {
 }
 
 #[test]
-fn functions_with_vector_signatures_are_compiled_but_not_entry_points() {
-    let m = module("dialects.mlir");
-    let e = m.function("double").unwrap_err().to_string();
-    assert!(e.contains("@double cannot be called from the host") && e.contains("unsupported type `vector`"), "{e}");
-    assert!(m.function("vector_helper").is_ok());
+fn functions_with_vector_signatures_take_and_return_arrays() {
+    let m = module("vectors.mlir");
+    let f32s = |v: &[f32]| Value::from(Array::from_vec(&[v.len()], v.to_vec()).unwrap());
+    let call = |f: &str, args: Vec<Value<'static>>| m.function(f).unwrap().call(args).unwrap();
+    // (1, 2, 3, 4) + (10, 20, 30, 40)
+    let r = call("vadd", vec![f32s(&[1., 2., 3., 4.]), f32s(&[10., 20., 30., 40.])]);
+    assert_eq!(r.as_array().unwrap().to_vec::<f32>().unwrap(), vec![11., 22., 33., 44.]);
+    assert_eq!(r.as_array().unwrap().shape(), &[4]);
+    // A 2x3 bool vector negated, beside a scalar and a tensor that pass through.
+    let t = Array::from_vec(&[2], vec![5f32, 6.]).unwrap();
+    let v = Array::from_vec(&[2, 3], vec![true, false, true, false, false, true]).unwrap();
+    let r = call("mixed", vec![Value::from(t.clone()), Value::from(1.5f32), Value::from(v)]);
+    let Value::Tuple(items) = &r else { panic!("{r:?}") };
+    assert_eq!(items[0].as_array().unwrap().shape(), &[2, 3]);
+    assert_eq!(items[0].as_array().unwrap().to_vec::<bool>().unwrap(), vec![false, true, false, true, true, false]);
+    assert_eq!(items[1], Value::Float(1.5));
+    assert_eq!(items[2].as_array().unwrap().as_ptr(), t.as_ptr(), "the tensor argument comes back as itself");
+    // 0-d: 2 * 2.25
+    let r = call("twice", vec![Value::from(Array::from_vec(&[], vec![2.25f64]).unwrap())]);
+    assert_eq!((r.as_array().unwrap().shape(), r.as_array().unwrap().to_vec::<f64>().unwrap()), (&[][..], vec![4.5]));
+    // index lanes summed by a function with a quoted name: 1 + 2 + 39.
+    let r = call("sum.index", vec![Value::from(Array::from_vec(&[3], vec![1i64, 2, 39]).unwrap())]);
+    assert_eq!(r, Value::Int(42));
+    // 16 x i16 (wider than one SSE register) reversed, 2x4 f16 rows swapped.
+    let w = Array::from_vec(&[16], (0..16i16).collect()).unwrap();
+    let h = Array::from_vec(&[2, 4], (1..=8).map(|i| half::f16::from_f32(i as f32)).collect()).unwrap();
+    let r = call("shuffle", vec![Value::from(w), Value::from(h)]);
+    let Value::Tuple(items) = &r else { panic!("{r:?}") };
+    assert_eq!(items[0].as_array().unwrap().to_vec::<i16>().unwrap(), (0..16i16).rev().collect::<Vec<_>>());
+    let swapped: Vec<f32> =
+        items[1].as_array().unwrap().to_vec::<half::f16>().unwrap().iter().map(|x| x.to_f32()).collect();
+    assert_eq!(swapped, vec![5., 6., 7., 8., 1., 2., 3., 4.]);
+    // Vectors only in the results.
+    assert_eq!(call("iota", vec![]).as_array().unwrap().to_vec::<i32>().unwrap(), vec![0, 1, 2, 3, 4]);
+    // Shapes and types are checked like any static memref's.
+    let e = m.function("vadd").unwrap().call([f32s(&[1., 2., 3.]), f32s(&[1., 2., 3., 4.])]).unwrap_err();
+    assert_eq!(e.to_string(), "argument [0] (memref<4xf32>): dim 0: expected 4, got 3");
+    // A private function with vectors is no entry point (no wrapper), and
+    // a helper called with vectors from inside the module still works.
+    let e = m.function("helper").unwrap_err().to_string();
+    assert!(
+        e.contains("@helper cannot be called from the host") && e.contains("public functions with a body only"),
+        "{e}"
+    );
+    let d = module("dialects.mlir");
+    let r =
+        d.function("double").unwrap().call([Value::from(Array::from_vec(&[3], vec![1i32, 2, 3]).unwrap())]).unwrap();
+    assert_eq!(r.as_array().unwrap().to_vec::<i32>().unwrap(), vec![2, 4, 6]);
+    assert!(d.function("vector_helper").is_ok());
 }
 
 fn compile_error(name: &str, src: &str) -> String {

@@ -5,5 +5,5 @@
 pub mod signature;
 pub mod types;
 
-pub use signature::{AttrValue, FuncDecl, HeaderError, Visibility, find_function, parse_functions};
+pub use signature::{AttrValue, FuncDecl, HeaderError, VectorEntry, Visibility, find_function, parse_functions};
 pub use types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};

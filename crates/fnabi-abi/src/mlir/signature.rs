@@ -187,6 +187,42 @@ pub struct FuncDecl {
     pub line: usize,
     /// 1-based column (in bytes) of `func.func`.
     pub column: usize,
+    /// For a public function with `vector<…>` arguments or results (read by
+    /// [`scan_functions`] only): how fnabi's wrapper calls it. Its
+    /// [`ty`](FuncDecl::ty) then has each vector as the static memref the
+    /// wrapper takes or returns in its place.
+    pub vector_entry: Option<VectorEntry>,
+}
+
+/// A public function with `vector<…>` arguments or results, as the source
+/// declares it: MLIR passes vectors by value in registers, which no C
+/// signature describes, so fnabi adds a wrapper function to the module
+/// (`fnabi_mlir::vector_entry`) that takes and returns each vector as a
+/// static memref of the same shape (`vector<2x3xf32>` ↔ `memref<2x3xf32>`,
+/// row-major) and calls the function with the vectors.
+///
+/// ```
+/// use fnabi_abi::mlir::signature::scan_functions;
+/// let src = "func.func @scale(%v: vector<2x3xf32>, %k: f32) -> vector<2x3xf32> {\n  return %v : vector<2x3xf32>\n}";
+/// let f = &scan_functions(src).unwrap().decls[0];
+/// assert_eq!(f.ty.to_string(), "(memref<2x3xf32>, f32) -> (memref<2x3xf32>)");
+/// let e = f.vector_entry.as_ref().unwrap();
+/// assert_eq!((e.input_types.as_slice(), e.input_vectors.as_slice()), (&["vector<2x3xf32>".to_string(), "f32".into()][..], &[true, false][..]));
+/// assert_eq!((e.result_types.as_slice(), e.result_vectors.as_slice()), (&["vector<2x3xf32>".to_string()][..], &[true][..]));
+/// assert_eq!(&src[e.body_end - 1..], "}"); // the wrapper goes right after the body
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VectorEntry {
+    /// Each argument's type as the source writes it.
+    pub input_types: Vec<String>,
+    /// Each result's type as the source writes it.
+    pub result_types: Vec<String>,
+    /// Which arguments are vectors.
+    pub input_vectors: Vec<bool>,
+    /// Which results are vectors.
+    pub result_vectors: Vec<bool>,
+    /// The byte offset just past the function's body (its closing `}`).
+    pub body_end: usize,
 }
 
 /// The ABI attribute keys fnabi reads from a function (directly, or inside
@@ -243,11 +279,11 @@ pub fn parse_functions(text: &str) -> Result<Vec<FuncDecl>, HeaderError> {
 ///
 /// ```
 /// use fnabi_abi::mlir::signature::scan_functions;
-/// let src = "func.func @v(%a: vector<4xf32>) -> () {\n  return\n}\nfunc.func @ok(%a: tensor<4xf32>) -> () {\n  return\n}";
+/// let src = "func.func private @v(%a: vector<4xf32>) -> () {\n  return\n}\nfunc.func @ok(%a: tensor<4xf32>) -> () {\n  return\n}";
 /// let s = scan_functions(src).unwrap();
 /// assert_eq!(s.decls.len(), 1);
 /// assert_eq!(s.decls[0].name, "ok");
-/// assert_eq!(s.skipped[0].0, "v");
+/// assert_eq!(s.skipped[0].0, "v"); // a private function's vectors: no wrapper
 /// // the public function's tensor argument is marked read-only for the bufferizer
 /// assert!(s.read_only_source(src).contains("bufferization.writable = false"));
 /// ```
@@ -256,7 +292,8 @@ pub struct ScannedFunctions {
     /// The headers fnabi can call or bind, in source order.
     pub decls: Vec<FuncDecl>,
     /// The functions left out, each with why: a header with a type that
-    /// does not cross the C interface (`vector<…>`, a sparse tensor, …).
+    /// does not cross the C interface (a sparse tensor, a scalable vector,
+    /// a vector of a function that is not public with a body, …).
     pub skipped: Vec<(String, HeaderError)>,
     /// Where the bufferizer must be told that a public function's tensor
     /// argument is read-only (byte offset, text to insert there), in
@@ -271,10 +308,22 @@ impl ScannedFunctions {
     /// the bufferized function copies before it writes. Lines keep their
     /// numbers (insertions never add a line break).
     pub fn read_only_source(&self, text: &str) -> String {
-        let mut out = String::with_capacity(text.len() + 40 * self.read_only_edits.len());
+        self.edited_source(text, &[])
+    }
+
+    /// [`read_only_source`](ScannedFunctions::read_only_source) with more
+    /// text inserted at byte offsets of `text` (`(offset, text)`, ascending;
+    /// e.g. fnabi's vector entry wrappers after their functions' bodies).
+    pub fn edited_source(&self, text: &str, insertions: &[(usize, String)]) -> String {
+        let extra: usize = insertions.iter().map(|(_, t)| t.len()).sum();
+        let mut out = String::with_capacity(text.len() + 40 * self.read_only_edits.len() + extra);
+        let mut edits: Vec<(usize, &str)> = self.read_only_edits.iter().map(|&(p, t)| (p, t)).collect();
+        edits.extend(insertions.iter().map(|(p, t)| (*p, t.as_str())));
+        edits.sort_by_key(|&(p, _)| p);
         let mut at = 0;
-        for &(pos, ins) in &self.read_only_edits {
-            out.push_str(&text[at..pos]);
+        for (pos, ins) in edits {
+            let Some(before) = text.get(at..pos) else { continue };
+            out.push_str(before);
             out.push_str(ins);
             at = pos;
         }

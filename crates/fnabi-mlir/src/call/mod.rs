@@ -213,7 +213,12 @@ impl MlirLibrary {
     }
 
     fn make(&self, name: &str, ty: FunctionType, decl: Option<FuncDecl>) -> Result<MlirFunction, Error> {
-        self.make_at(name, &format!("_mlir_ciface_{name}"), ty, decl)
+        // A function with vectors: its wrapper, typed with memrefs in their place.
+        let callee = match decl.as_ref().and_then(|d| d.vector_entry.as_ref()) {
+            Some(_) => crate::vector_entry::wrapper_name(name),
+            None => name.to_owned(),
+        };
+        self.make_at(name, &format!("_mlir_ciface_{callee}"), ty, decl)
     }
 
     /// The function `name` of type `ty` called at `symbol` (an LLVM-level

@@ -157,8 +157,8 @@ func.func @scf_loops() {
   return
 }
 
-// A helper that takes a vector (not callable from the host, but called
-// here): 2 * (1, 2, 3) = (2, 4, 6).
+// A helper that takes a vector (callable from the host too, through fnabi's
+// vector wrapper), called here: 2 * (1, 2, 3) = (2, 4, 6).
 // CHECK-LABEL: vector_helper
 // CHECK-NEXT: ( 2, 4, 6 )
 func.func @double(%v: vector<3xi32>) -> vector<3xi32> {

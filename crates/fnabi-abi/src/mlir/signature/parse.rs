@@ -1,12 +1,12 @@
 //! The header parser: a byte cursor over `.mlir` text that reads `func.func` headers and types.
 
-use super::{AttrValue, FuncDecl, HeaderError, MAX_NESTING, ScannedFunctions, Visibility};
+use super::{AttrValue, FuncDecl, HeaderError, MAX_NESTING, ScannedFunctions, VectorEntry, Visibility};
 use crate::mlir::types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};
 use crate::raw::Dim;
 use std::str::FromStr;
 
 pub(super) fn scan(text: &str, lenient: bool) -> Result<ScannedFunctions, HeaderError> {
-    let mut c = Cursor { s: text.as_bytes(), pos: 0, tensor_args: Vec::new() };
+    let mut c = Cursor { s: text.as_bytes(), pos: 0, tensor_args: Vec::new(), vectors: lenient, spans: Vec::new() };
     let mut out = ScannedFunctions::default();
     // Lines are counted from the previous function on (not from the start
     // for each one: a module of thousands of functions stays linear).
@@ -55,7 +55,7 @@ impl FromStr for FunctionType {
 
     /// Parses an MLIR function type, `(memref<?xf32>, index) -> f32`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let mut c = Cursor { s: s.as_bytes(), pos: 0, tensor_args: Vec::new() };
+        let mut c = Cursor { s: s.as_bytes(), pos: 0, tensor_args: Vec::new(), vectors: false, spans: Vec::new() };
         c.skip_trivia();
         let inputs = c.type_list()?;
         c.skip_trivia();
@@ -74,7 +74,7 @@ impl FromStr for MlirType {
 
     /// Parses one type (`memref<4x?xf32>`, `memref<*xi8>`, `bf16`, …).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let mut c = Cursor { s: s.as_bytes(), pos: 0, tensor_args: Vec::new() };
+        let mut c = Cursor { s: s.as_bytes(), pos: 0, tensor_args: Vec::new(), vectors: false, spans: Vec::new() };
         c.skip_trivia();
         let t = c.mlir_type()?;
         c.skip_trivia();
@@ -102,6 +102,12 @@ struct Cursor<'s> {
     pos: usize,
     /// Read-only marks for the tensor arguments of the header being read.
     tensor_args: Vec<(usize, &'static str)>,
+    /// Whether `vector<…>` types are read (as static memrefs, for fnabi's
+    /// vector entry wrapper: `scan_functions` only).
+    vectors: bool,
+    /// The header being read: each argument's and result's type as
+    /// `(start, end, is a vector)` byte offsets, in order.
+    spans: Vec<(usize, usize, bool)>,
 }
 
 /// The argument attribute that keeps the bufferizer from writing into an argument.
@@ -288,6 +294,8 @@ impl<'s> Cursor<'s> {
         self.expect("@")?;
         let name = self.name("a function name after `@`")?;
         self.skip_trivia();
+        self.spans.clear();
+        let header_start = self.pos;
         let inputs = self.arg_list()?;
         self.skip_trivia();
         let results = if self.eat("->") { self.result_types()? } else { Vec::new() };
@@ -303,6 +311,28 @@ impl<'s> Cursor<'s> {
         if has_body {
             self.skip_balanced()?;
         }
+        let vector_entry = if self.spans.iter().any(|&(_, _, v)| v) {
+            if visibility != Visibility::Public || !has_body {
+                let at = self.spans.iter().find(|&&(_, _, v)| v).map_or(header_start, |&(start, _, _)| start);
+                return Err(self.error_at(
+                    at,
+                    "vector<…> arguments and results are passed for public functions with a body only (fnabi \
+                     calls them through a wrapper it adds to the module)",
+                ));
+            }
+            let text =
+                |&(start, end, _): &(usize, usize, bool)| String::from_utf8_lossy(&self.s[start..end]).into_owned();
+            let (ins, outs) = self.spans.split_at(inputs.len().min(self.spans.len()));
+            Some(VectorEntry {
+                input_types: ins.iter().map(text).collect(),
+                result_types: outs.iter().map(text).collect(),
+                input_vectors: ins.iter().map(|s| s.2).collect(),
+                result_vectors: outs.iter().map(|s| s.2).collect(),
+                body_end: self.pos,
+            })
+        } else {
+            None
+        };
         Ok(FuncDecl {
             name,
             visibility,
@@ -311,6 +341,7 @@ impl<'s> Cursor<'s> {
             attributes,
             line: 0,
             column: 0,
+            vector_entry,
         })
     }
 
@@ -414,7 +445,7 @@ impl<'s> Cursor<'s> {
             return;
         }
         let open = self.pos;
-        let mut probe = Cursor { s: self.s, pos: open, tensor_args: Vec::new() };
+        let mut probe = Cursor { s: self.s, pos: open, tensor_args: Vec::new(), vectors: false, spans: Vec::new() };
         let Ok(entries) = probe.dict(0) else { return };
         if entries.iter().any(|(k, _)| k == "bufferization.writable") {
             return;
@@ -447,7 +478,58 @@ impl<'s> Cursor<'s> {
         if self.peek() == Some(b'(') { self.type_list() } else { Ok(vec![self.mlir_type()?]) }
     }
 
+    /// One type of a header, its span recorded in `spans`.
     fn mlir_type(&mut self) -> Result<MlirType, HeaderError> {
+        let start = self.pos;
+        let vector = self.vectors && self.at_keyword("vector");
+        let t = if vector { self.vector_type()? } else { self.plain_type()? };
+        self.spans.push((start, self.pos, vector));
+        Ok(t)
+    }
+
+    /// After `vector` (at it): `<4x8xf32>` or `<f32>` (0-d), read as the
+    /// static identity-layout memref fnabi passes in its place (see
+    /// `VectorEntry`). Scalable dims (`[4]`) are an error.
+    fn vector_type(&mut self) -> Result<MlirType, HeaderError> {
+        let start = self.pos;
+        self.pos += "vector".len();
+        self.expect("<")?;
+        let mut dims = Vec::new();
+        loop {
+            self.skip_trivia();
+            let dstart = self.pos;
+            if self.peek() == Some(b'[') {
+                return Err(self.error_at(dstart, "scalable vectors (`[4]` dims) are not supported"));
+            }
+            if !self.peek().is_some_and(|b| b.is_ascii_digit()) {
+                break;
+            }
+            let mut v: u64 = 0;
+            while let Some(d) = self.peek().filter(u8::is_ascii_digit) {
+                v = v * 10 + u64::from(d - b'0');
+                if v > i32::MAX as u64 {
+                    return Err(self.error_at(dstart, "dimension exceeds 2147483647"));
+                }
+                self.pos += 1;
+            }
+            if v == 0 {
+                return Err(self.error_at(dstart, "a vector dimension must be positive"));
+            }
+            dims.push(Dim::Static(v as u32));
+            if !self.eat("x") {
+                return Err(self.error(format!("expected `x` after a vector dimension{}", self.found())));
+            }
+        }
+        let element = self.element()?;
+        self.skip_trivia();
+        self.expect(">").map_err(|_| self.error(format!("expected `>` closing the vector type{}", self.found())))?;
+        if self.pos - start > 4096 {
+            return Err(self.error_at(start, "vector type too long"));
+        }
+        Ok(MlirType::MemRef(MemRefType { element, dims, layout: MemRefLayout::Identity }))
+    }
+
+    fn plain_type(&mut self) -> Result<MlirType, HeaderError> {
         let start = self.pos;
         let word = self.bare_word();
         if word == "memref" {

@@ -114,6 +114,8 @@ fn tensors_read_as_their_bufferized_memrefs() {
 #[test]
 fn lenient_scan_skips_untypable_functions_and_marks_tensor_arguments_read_only() {
     let src = "func.func @v(%a: vector<4xf32>) -> vector<4xf32> {\n  return %a : vector<4xf32>\n}\n\
+               func.func private @pv(%a: vector<4xf32>) { }\n\
+               func.func @sv(%a: vector<[4]xf32>) { }\n\
                func.func @t(%a: tensor<4xf32>, %b: tensor<?xi8> {foo}, %c: tensor<2xf32> {}, \
                %d: tensor<2xf32> {bufferization.writable = true}, %s: f32) -> tensor<4xf32> { }\n\
                func.func private @p(%a: tensor<4xf32>) { }\n\
@@ -121,10 +123,18 @@ fn lenient_scan_skips_untypable_functions_and_marks_tensor_arguments_read_only()
     assert!(parse_functions(src).is_err());
     let s = scan_functions(src).unwrap();
     let names: Vec<&str> = s.decls.iter().map(|d| d.name.as_str()).collect();
-    assert_eq!(names, ["t", "p", "decl"]);
-    assert_eq!(s.skipped.len(), 1);
-    assert_eq!(s.skipped[0].0, "v");
-    assert!(s.skipped[0].1.to_string().contains("unsupported type `vector`"));
+    assert_eq!(names, ["v", "t", "p", "decl"]);
+    // A public vector function is read with its vectors as static memrefs;
+    // a private one and a scalable vector are left out, saying why.
+    assert_eq!(s.decls[0].ty.to_string(), "(memref<4xf32>) -> (memref<4xf32>)");
+    let e = s.decls[0].vector_entry.as_ref().unwrap();
+    assert_eq!((e.input_vectors.as_slice(), e.result_vectors.as_slice()), (&[true][..], &[true][..]));
+    assert_eq!(&src[e.body_end - 2..e.body_end + 1], "\n}\n");
+    assert!(s.decls[1..].iter().all(|d| d.vector_entry.is_none()));
+    let skipped: Vec<(&str, String)> = s.skipped.iter().map(|(n, e)| (n.as_str(), e.to_string())).collect();
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert!(skipped[0].0 == "pv" && skipped[0].1.contains("public functions with a body only"), "{skipped:?}");
+    assert!(skipped[1].0 == "sv" && skipped[1].1.contains("scalable vectors"), "{skipped:?}");
     let out = s.read_only_source(src);
     assert!(out.contains(
         "@t(%a: tensor<4xf32> {bufferization.writable = false}, %b: tensor<?xi8> {bufferization.writable = false, foo}, \
