@@ -1,5 +1,6 @@
-//! NumPy `.npy` files for [`Array`]: all 12 ABI scalar types and `bool`, C
-//! and Fortran order, format versions 1.0, 2.0 and 3.0.
+//! NumPy `.npy` files for [`Array`]: all 12 ABI scalar types, `bool` and
+//! `complex64`/`complex128` (descr `<c8`/`<c16`), C and Fortran order,
+//! format versions 1.0, 2.0 and 3.0.
 //!
 //! Reading is zero-copy where it can be: [`read`] views the data inside the
 //! given bytes and [`read_buffer`] shares a [`ByteBuffer`] (a mapped file stays
@@ -295,6 +296,8 @@ impl<'a> HeaderParser<'a> {
             "u4" => DType::U32,
             "u8" => DType::U64,
             "b1" | "?" => DType::Bool,
+            "c8" => DType::C64,
+            "c16" => DType::C128,
             _ => return Err(err(at, format!("unsupported descr {d:?}"))),
         };
         Ok((dtype, order && dtype.size() > 1))
@@ -349,7 +352,12 @@ fn copy_out(h: &NpyHeader, data: &[u8]) -> Result<Array<'static>, Error> {
     let bytes = buf.as_mut_bytes().ok_or_else(|| Error::invalid_argument("fresh memory is not writable"))?;
     bytes.copy_from_slice(data);
     if h.big_endian {
-        for e in bytes.chunks_exact_mut(h.dtype.size()) {
+        // A complex element is two floats, each swapped on its own.
+        let unit = match h.dtype {
+            DType::Complex(c) => c.part().size(),
+            d => d.size(),
+        };
+        for e in bytes.chunks_exact_mut(unit) {
             e.reverse();
         }
     }
@@ -460,6 +468,10 @@ fn descr(d: DType) -> &'static str {
         (DType::U8, _) => "|u1",
         (DType::BF16, _) => "bfloat16",
         (DType::Float8(f), _) => f.npy_name(),
+        (DType::C64, true) => "<c8",
+        (DType::C128, true) => "<c16",
+        (DType::C64, false) => ">c8",
+        (DType::C128, false) => ">c16",
         (DType::F16, true) => "<f2",
         (DType::F32, true) => "<f4",
         (DType::F64, true) => "<f8",

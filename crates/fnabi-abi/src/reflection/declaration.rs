@@ -145,9 +145,9 @@ impl DeclType {
             DeclType::List(None) => TypeRecord::Unknown,
             DeclType::List(Some(t)) => TypeRecord::PyHomogeneousList(Box::new(t.to_record()?)),
             DeclType::BufferView => TypeRecord::NdArray(NdArrayType::new(TypeRecord::Unknown, None)),
-            // The 8-bit floats stay verbatim here but have a record.
+            // The 8-bit floats and complex types stay verbatim here but have a record.
             DeclType::Other(s) => match Primitive::parse(s) {
-                Some(p @ Primitive::Float8(_)) => TypeRecord::Primitive(p),
+                Some(p @ (Primitive::Float8(_) | Primitive::Complex(_))) => TypeRecord::Primitive(p),
                 _ => return None,
             },
         })
