@@ -71,3 +71,33 @@ fn a_real_array_for_a_complex_one_is_a_typed_error() {
     assert!(!ok);
     assert!(err.contains("`3` is not a complex number"), "{err}");
 }
+
+#[test]
+#[cfg(feature = "iree")]
+fn the_same_source_through_iree() {
+    // IREE's runtime holds complex<f32>/complex<f64> as COMPLEX_FLOAT_64/128
+    // buffer views: the same results as the MLIR backend, checked by hand:
+    // |3+4j| = 5, |1+1j| = sqrt(2) as f32; (1+2j)(3-1j) + 1 = 6+5j.
+    let c64 = format!("@{}", repo("fuzz/seeds/npy/c64.npy").display());
+    let big = format!("@{}", repo("fuzz/seeds/npy/c128_big.npy").display());
+    let cases: [(&[&str], &str); 4] = [
+        (&["-f", "cmul", "-i", &c64, "-i", "3xcf64=0.5+0.5j 2+0j 0-1j"], "3xcf64=-0.5+1.5j -1+0.5j -1-3j\n"),
+        (
+            &["-f", "abs_conj", "-i", "3xcf64=3+4j -0-0j 1+1j"],
+            "[0]: 3xf32=5 0 1.4142135\n[1]: 3xcf64=3-4j -0+0j 1-1j\n",
+        ),
+        (&["-f", "pass128", "-i", &big], "2x2xcf128=[1+2j -0-INFj][NAN+0.1j 1E-300-5E+300j]\n"),
+        (&["-f", "fma0", "-i", "cf128=1+2j", "-i", "cf128=3-1j"], "cf128=6+5j\n"),
+    ];
+    for (args, want) in cases {
+        for backend in ["mlir", "iree"] {
+            let mut all = vec!["run", "--backend", backend];
+            let f = fixture();
+            all.push(&f);
+            all.extend_from_slice(args);
+            let (ok, out, err) = fnabi(&all);
+            assert!(ok, "{backend} {args:?}: {err}");
+            assert_eq!(out, want, "{backend} {args:?}");
+        }
+    }
+}

@@ -108,8 +108,8 @@ fn numpy_expected_values() {
 fn rust_elements_and_a_memref_written_in_place() {
     // Complex<f32> is the Rust element of complex<f32>: Array::from_vec,
     // to_vec, and MlirLibrary calls with Arg::Mut.
-    let path = fixture("complex.mlir");
-    // SAFETY: as for module().
+    let path = fixture("complex_memref.mlir");
+    // SAFETY: the fixture writes only into its Arg::Mut argument.
     let lib = unsafe { MlirLibrary::compile(&std::fs::read_to_string(&path).unwrap()) }.unwrap();
     let mut m =
         Array::from_vec(&[3], vec![Complex::new(1.0f32, 2.0), Complex::new(-3.0, 0.5), Complex::new(0.0, -1.0)])

@@ -2,6 +2,7 @@
 // memrefs of two-float structs, real part first (numpy's complex64 and
 // complex128). Expected values: complex_expected.py (numpy).
 #map = affine_map<(d0) -> (d0)>
+#map0 = affine_map<() -> ()>
 module {
   // Elementwise complex product.
   func.func @cmul(%a: tensor<?xcomplex<f32>>, %b: tensor<?xcomplex<f32>>) -> tensor<?xcomplex<f32>> {
@@ -47,28 +48,18 @@ module {
     return %r : tensor<?x?xcomplex<f64>>
   }
 
-  // 0-d: z * w + 1 in complex<f64>.
+  // 0-d: z * w + 1 in complex<f64> (a generic over 0-d tensors: IREE
+  // cannot splat a 16-byte element, which tensor.from_elements needs).
   func.func @fma0(%z: tensor<complex<f64>>, %w: tensor<complex<f64>>) -> tensor<complex<f64>> {
-    %x = tensor.extract %z[] : tensor<complex<f64>>
-    %y = tensor.extract %w[] : tensor<complex<f64>>
-    %p = complex.mul %x, %y : complex<f64>
-    %one = complex.constant [1.0, 0.0] : complex<f64>
-    %s = complex.add %p, %one : complex<f64>
-    %r = tensor.from_elements %s : tensor<complex<f64>>
+    %e = tensor.empty() : tensor<complex<f64>>
+    %r = linalg.generic {indexing_maps = [#map0, #map0, #map0], iterator_types = []}
+        ins(%z, %w : tensor<complex<f64>>, tensor<complex<f64>>) outs(%e : tensor<complex<f64>>) {
+    ^bb0(%x: complex<f64>, %y: complex<f64>, %out: complex<f64>):
+      %p = complex.mul %x, %y : complex<f64>
+      %one = complex.constant [1.0, 0.0] : complex<f64>
+      %s = complex.add %p, %one : complex<f64>
+      linalg.yield %s : complex<f64>
+    } -> tensor<complex<f64>>
     return %r : tensor<complex<f64>>
-  }
-
-  // A memref argument written in place: each element times i.
-  func.func @rotate(%m: memref<?xcomplex<f32>>) {
-    %c0 = arith.constant 0 : index
-    %c1 = arith.constant 1 : index
-    %n = memref.dim %m, %c0 : memref<?xcomplex<f32>>
-    %i = complex.constant [0.0 : f32, 1.0 : f32] : complex<f32>
-    scf.for %k = %c0 to %n step %c1 {
-      %v = memref.load %m[%k] : memref<?xcomplex<f32>>
-      %p = complex.mul %v, %i : complex<f32>
-      memref.store %p, %m[%k] : memref<?xcomplex<f32>>
-    }
-    return
   }
 }
