@@ -741,7 +741,8 @@ mod tests {
         assert_eq!(t("!util.list<?>").to_record().unwrap().to_string(), "unknown");
         assert_eq!(t("!hal.buffer_view").to_record().unwrap().to_string(), "unknown[*]");
         assert_eq!(t("!hal.fence").to_record(), None);
-        assert_eq!(t("tensor<4xcomplex<f32>>").to_record(), None);
+        assert_eq!(t("tensor<4xcomplex<f32>>").to_record().unwrap().to_string(), "complex<f32>[4]");
+        assert_eq!(t("tensor<4xcomplex<f16>>").to_record(), None);
         assert_eq!(t("tensor<4xi3>").to_record(), None);
     }
 
