@@ -22,7 +22,8 @@
 //! `0-0j`). IREE's runtime has no text form for complex values (it reads and
 //! prints them as hex bytes, `0000803F00000040` for `1+2j`): fnabi reads
 //! that too (exactly 2 hex digits per byte, memory order), but prints the
-//! readable form, which IREE cannot read back. A real number alone (`3`) is
+//! readable form, which IREE cannot read back (and which, like every float
+//! text here, does not keep a NaN's payload). A real number alone (`3`) is
 //! not a complex element; write `3+0j`.
 //!
 //! Printing reads back to the same value, and IREE reads what it prints:
