@@ -101,3 +101,17 @@ fn the_same_source_through_iree() {
         }
     }
 }
+
+#[test]
+fn json_inputs_typed_and_plain() {
+    // The typed form carries [re, im] pairs; a plain list of reals types as
+    // x+0j; (1+0j)(0+1j) = 1j, (2.5+0j)(1-1j) = 2.5-2.5j.
+    let json = r#"[[1, 2.5], {"dtype": "c64", "shape": [2], "data": [[0, 1], [1, -1]]}]"#;
+    let (ok, out, err) = common::fnabi(["run", &fixture(), "-f", "cmul", "--inputs", "-"], json);
+    assert!(ok, "{err}");
+    assert_eq!(out, "2xcf64=0+1j 2.5-2.5j\n");
+    // Pairs in a plain list would change the rank: refused.
+    let (ok, _, err) = common::fnabi(["run", &fixture(), "-f", "cmul", "--inputs", "-"], "[[1, 2], [[0, 1], [1, 0]]]");
+    assert!(!ok);
+    assert!(err.contains("nested deeper than the array's rank"), "{err}");
+}
