@@ -878,12 +878,13 @@ fn format_rows(a: &Array<'_>, shape: &[usize], steps: &[isize], off: isize, budg
 /// assert_eq!(format_scalar(DType::BOOL, &Value::Bool(true)).as_deref(), Some("i1=01"));
 /// assert_eq!(format_scalar(DType::F32, &Value::Float(1.5)).as_deref(), Some("f32=1.5"));
 /// assert_eq!(format_scalar(DType::I32, &Value::Float(1.5)), None); // not an i32
+/// assert_eq!(format_scalar(DType::C64, &Value::Int(3)), None); // no scalar value is complex
 /// ```
 pub fn format_scalar(dtype: DType, v: &Value<'_>) -> Option<String> {
     let body = match (dtype, v) {
         (DType::Bool, Value::Bool(b)) => format!("{:02}", u8::from(*b)),
         (DType::Scalar(st), Value::Float(f)) if st.is_float() => format_float(*f, st),
-        (d, Value::Int(i)) if !d.is_float() => i.to_string(),
+        (d, Value::Int(i)) if !d.is_float() && !d.is_complex() => i.to_string(),
         _ => return None,
     };
     Some(format!("{}={body}", dtype_name(dtype)))
