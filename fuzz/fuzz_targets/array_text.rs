@@ -20,7 +20,8 @@ fuzz_target!(|data: &[u8]| {
             let printed = format_array(&a);
             let Ok(Value::Array(b)) = parse_value(&printed) else { panic!("{printed:?} does not parse back") };
             assert_eq!((a.dtype(), a.shape()), (b.dtype(), b.shape()));
-            if !a.dtype().is_float() {
+            // Floats (complex ones too) keep their values but not NaN payloads.
+            if !a.dtype().is_float() && !a.dtype().is_complex() {
                 assert_eq!(a, b, "{printed:?}");
             }
         }

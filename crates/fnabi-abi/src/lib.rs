@@ -46,6 +46,6 @@ pub mod vmfb;
 pub use attrs::{AbiAttributes, AttributeError};
 pub use error::{ParseError, ParseErrorKind};
 pub use raw::{BufferType, Dim, DimOrder, RawSignature, RawType};
-pub use scalar::{DType, Element, Float8, ScalarType};
+pub use scalar::{Complex, ComplexType, DType, Element, Float8, ScalarType};
 pub use sip::SipSignature;
 pub use structure::{IndexPath, Key, PathKey, Structure, StructureError};

@@ -1,8 +1,10 @@
 //! Element types: [`ScalarType`], the 12 codes of the function ABI documents
 //! (`AbiConstants::ScalarType`), [`DType`], the element type of a host array
-//! (those 12, `bool` and the 8-bit floats of [`Float8`]), and [`Element`],
-//! the Rust types behind them (`half` for float16/bfloat16; the 8-bit floats
-//! have none: their bytes convert exactly to and from `f32`/`f64`).
+//! (those 12, `bool`, the 8-bit floats of [`Float8`] and the complex types
+//! of [`ComplexType`]), and [`Element`], the Rust types behind them (`half`
+//! for float16/bfloat16, [`Complex`] (`num_complex`'s) for complex64 and
+//! complex128; the 8-bit floats have none: their bytes convert exactly to
+//! and from `f32`/`f64`).
 
 use crate::error::{ParseError, ParseErrorKind};
 use std::fmt;
@@ -171,6 +173,9 @@ pub enum DType {
     Bool,
     /// An 8-bit float (MLIR's `f8E4M3FN`, …), which the raw ABI cannot name.
     Float8(Float8),
+    /// A complex number of two floats, real part first (MLIR's
+    /// `complex<f32>`/`complex<f64>`), which the raw ABI cannot name.
+    Complex(ComplexType),
 }
 
 #[allow(missing_docs)]
@@ -192,6 +197,8 @@ impl DType {
     pub const F8E5M2: DType = DType::Float8(Float8::E5M2);
     pub const F8E4M3FNUZ: DType = DType::Float8(Float8::E4M3FNUZ);
     pub const F8E5M2FNUZ: DType = DType::Float8(Float8::E5M2FNUZ);
+    pub const C64: DType = DType::Complex(ComplexType::C64);
+    pub const C128: DType = DType::Complex(ComplexType::C128);
 }
 
 impl DType {
@@ -216,12 +223,17 @@ impl DType {
     /// The 8-bit float types.
     pub const FLOAT8: [DType; 4] = [DType::F8E4M3FN, DType::F8E5M2, DType::F8E4M3FNUZ, DType::F8E5M2FNUZ];
 
+    /// The complex types (each also has a Rust [`Element`]: [`Complex<f32>`]
+    /// and [`Complex<f64>`]).
+    pub const COMPLEX: [DType; 2] = [DType::C64, DType::C128];
+
     /// Size of one element in bytes.
     #[inline]
     pub const fn size(self) -> usize {
         match self {
             DType::Scalar(s) => s.size(),
             DType::Bool | DType::Float8(_) => 1,
+            DType::Complex(c) => c.size(),
         }
     }
 
@@ -230,17 +242,18 @@ impl DType {
     pub const fn scalar_type(self) -> Option<ScalarType> {
         match self {
             DType::Scalar(s) => Some(s),
-            DType::Bool | DType::Float8(_) => None,
+            DType::Bool | DType::Float8(_) | DType::Complex(_) => None,
         }
     }
 
-    /// The short name (`f32`, …, `bool`).
+    /// The short name (`f32`, …, `bool`, `c64`, `c128`).
     #[inline]
     pub const fn short_name(self) -> &'static str {
         match self {
             DType::Scalar(s) => s.short_name(),
             DType::Bool => "bool",
             DType::Float8(f) => f.name(),
+            DType::Complex(c) => c.short_name(),
         }
     }
 
@@ -251,26 +264,37 @@ impl DType {
             DType::Scalar(s) => s.name(),
             DType::Bool => "bool",
             DType::Float8(f) => f.name(),
+            DType::Complex(c) => c.name(),
         }
     }
 
-    /// True for floating point types.
+    /// True for (real) floating point types; the complex types are not.
     #[inline]
     pub const fn is_float(self) -> bool {
         match self {
             DType::Scalar(s) => s.is_float(),
-            DType::Bool => false,
+            DType::Bool | DType::Complex(_) => false,
             DType::Float8(_) => true,
         }
     }
 
-    /// Looks up a name: reference, short, `bool`, MLIR's `i1`, or an 8-bit
-    /// float's MLIR name (`f8E4M3FN`) or ml_dtypes name (`float8_e4m3fn`).
+    /// Looks up a name: reference, short, `bool`, MLIR's `i1`, an 8-bit
+    /// float's MLIR name (`f8E4M3FN`) or ml_dtypes name (`float8_e4m3fn`),
+    /// or a complex type's names ([`ComplexType::from_name`]).
     pub fn from_name(name: &str) -> Option<DType> {
         match name {
             "bool" | "i1" => Some(DType::Bool),
-            _ => ScalarType::from_name(name).map(DType::Scalar).or_else(|| Float8::from_name(name).map(DType::Float8)),
+            _ => ScalarType::from_name(name)
+                .map(DType::Scalar)
+                .or_else(|| Float8::from_name(name).map(DType::Float8))
+                .or_else(|| ComplexType::from_name(name).map(DType::Complex)),
         }
+    }
+
+    /// True for the complex types.
+    #[inline]
+    pub const fn is_complex(self) -> bool {
+        matches!(self, DType::Complex(_))
     }
 }
 
@@ -489,12 +513,113 @@ impl fmt::Display for Float8 {
     }
 }
 
+/// A complex element type: two floats of the same type, the real part
+/// first, as C's `float _Complex`/`double _Complex`, numpy's `complex64`/
+/// `complex128`, MLIR's `complex<f32>`/`complex<f64>` (an
+/// `!llvm.struct<(f32, f32)>` in memory) and IREE's `COMPLEX_FLOAT_64`/
+/// `COMPLEX_FLOAT_128`. The sizes count both parts (numpy's convention):
+/// `complex64` is two `f32`.
+///
+/// ```
+/// use fnabi_abi::{ComplexType, DType, ScalarType};
+/// let c = ComplexType::C64;
+/// assert_eq!((c.size(), c.part()), (8, ScalarType::F32));
+/// assert_eq!((c.name(), c.short_name(), c.mlir_name(), c.iree_name()), ("complex64", "c64", "complex<f32>", "cf64"));
+/// assert_eq!(ComplexType::from_name("complex<f64>"), Some(ComplexType::C128));
+/// assert_eq!("complex128".parse::<DType>().unwrap(), DType::C128);
+/// assert_eq!(ComplexType::from_name("complex<f16>"), None);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ComplexType {
+    /// `complex64`: two `f32` (8 bytes).
+    C64,
+    /// `complex128`: two `f64` (16 bytes).
+    C128,
+}
+
+impl ComplexType {
+    /// Both.
+    pub const ALL: [ComplexType; 2] = [ComplexType::C64, ComplexType::C128];
+
+    /// The type of each part: `f32` or `f64`.
+    pub const fn part(self) -> ScalarType {
+        match self {
+            ComplexType::C64 => ScalarType::F32,
+            ComplexType::C128 => ScalarType::F64,
+        }
+    }
+
+    /// Bytes of one element (both parts).
+    pub const fn size(self) -> usize {
+        2 * self.part().size()
+    }
+
+    /// numpy's name: `complex64`, `complex128`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ComplexType::C64 => "complex64",
+            ComplexType::C128 => "complex128",
+        }
+    }
+
+    /// The short name: `c64`, `c128`.
+    pub const fn short_name(self) -> &'static str {
+        match self {
+            ComplexType::C64 => "c64",
+            ComplexType::C128 => "c128",
+        }
+    }
+
+    /// MLIR's name: `complex<f32>`, `complex<f64>`.
+    pub const fn mlir_name(self) -> &'static str {
+        match self {
+            ComplexType::C64 => "complex<f32>",
+            ComplexType::C128 => "complex<f64>",
+        }
+    }
+
+    /// IREE's element type name (`iree_hal_format_element_type`): `cf64`,
+    /// `cf128`.
+    pub const fn iree_name(self) -> &'static str {
+        match self {
+            ComplexType::C64 => "cf64",
+            ComplexType::C128 => "cf128",
+        }
+    }
+
+    /// Looks up any of the names above.
+    pub fn from_name(name: &str) -> Option<ComplexType> {
+        ComplexType::ALL
+            .into_iter()
+            .find(|c| c.name() == name || c.short_name() == name || c.mlir_name() == name || c.iree_name() == name)
+    }
+}
+
+impl fmt::Display for ComplexType {
+    /// numpy's name (`complex64`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// `num_complex`'s complex number (`#[repr(C)]`, `re` then `im`): the Rust
+/// [`Element`] of [`DType::C64`] (`Complex<f32>`) and [`DType::C128`]
+/// (`Complex<f64>`).
+///
+/// ```
+/// use fnabi_abi::{Complex, DType, Element};
+/// assert_eq!(<Complex<f32> as Element>::DTYPE, DType::C64);
+/// assert_eq!(Complex::new(1.0f64, -2.0).im, -2.0);
+/// ```
+pub use num_complex::Complex;
+
 mod sealed {
     pub trait Sealed {}
 }
 
 /// A Rust type that is the element of a [`DType`]: `f32`, `half::f16`, `f64`,
-/// `half::bf16`, `i8`…`i64`, `u8`…`u64`, `bool`.
+/// `half::bf16`, `i8`…`i64`, `u8`…`u64`, `bool`, [`Complex<f32>`],
+/// [`Complex<f64>`].
 ///
 /// Every bit pattern of these types' size is a valid value except for `bool`,
 /// which code that reads foreign memory as `bool` must check (0 or 1).
@@ -529,6 +654,7 @@ element! {
     i8 => I8, i16 => I16, i32 => I32, i64 => I64,
     u8 => U8, u16 => U16, u32 => U32, u64 => U64,
     bool => BOOL,
+    Complex<f32> => C64, Complex<f64> => C128,
 }
 
 #[cfg(test)]
@@ -576,6 +702,8 @@ mod tests {
         check::<u32>();
         check::<u64>();
         check::<bool>();
+        check::<Complex<f32>>();
+        check::<Complex<f64>>();
         assert_eq!(DType::from_name("i1"), Some(DType::Bool));
         assert_eq!(DType::ALL.len(), 13);
     }

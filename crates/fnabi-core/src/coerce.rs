@@ -337,6 +337,15 @@ fn build(dtype: DType, shape: &[usize], leaves: &[&Value<'_>]) -> Result<Array<'
         }
     }
     match dtype {
+        // Numbers are real: x + 0j.
+        DType::C64 => each(shape, leaves, {
+            let conv = float(dtype, |x| x as f32, |t| t.is_infinite());
+            move |v: &Value<'_>| conv(v).map(|re| fnabi_abi::Complex::new(re, 0.0))
+        }),
+        DType::C128 => each(shape, leaves, {
+            let conv = float(dtype, |x| x, |_| false);
+            move |v: &Value<'_>| conv(v).map(|re| fnabi_abi::Complex::new(re, 0.0))
+        }),
         DType::Float8(f) => {
             let conv = float(dtype, |x| x, |_| false);
             let bits = leaves

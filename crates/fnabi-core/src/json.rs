@@ -20,7 +20,10 @@
 //! `0.0999755859375`); integer elements must be integers in range (no `1.0`,
 //! no 300 for `u8`); bool elements are `true`/`false`; a finite number that
 //! overflows the element type is an error, not an infinity. NaN payloads are
-//! not kept (a NaN reads back as the canonical quiet NaN).
+//! not kept (a NaN reads back as the canonical quiet NaN). Complex elements
+//! (`c64`, `c128`) are `[re, im]` pairs of such floats, each part written
+//! as the shortest decimal of its part type (`f32`, `f64`):
+//! `{"dtype": "c64", "shape": [2], "data": [[1.0, 2.0], [0.5, "-inf"]]}`.
 //!
 //! **Tags and user dicts.** An object is a tagged form exactly when its keys
 //! are exactly `dtype`, `shape`, `data` (any order), or it has a single key
@@ -293,6 +296,10 @@ impl Serialize for Data<'_, '_> {
             };
         }
         match a.dtype() {
+            DType::C64 => {
+                each!(fnabi_abi::Complex<f32>, |x| [FloatElem(f64::from(x.re), true), FloatElem(f64::from(x.im), true)])
+            }
+            DType::C128 => each!(fnabi_abi::Complex<f64>, |x| [FloatElem(x.re, false), FloatElem(x.im, false)]),
             DType::Float8(f) => {
                 let bytes = a.storage_bytes();
                 let mut offsets = Vec::with_capacity(a.len());
@@ -608,8 +615,17 @@ fn build_array(dtype: DType, shape: &[usize], data: Vec<J>) -> Result<Array<'sta
         let t = f(x);
         if is_inf(&t) && x.is_finite() { None } else { Some(t) }
     }
+    /// A `[re, im]` pair of floats, each narrowed by `part`.
+    fn pair<T>(j: &J, part: impl Fn(&J) -> Option<T>) -> Option<fnabi_abi::Complex<T>> {
+        match j {
+            J::Seq(p) if p.len() == 2 => Some(fnabi_abi::Complex::new(part(&p[0])?, part(&p[1])?)),
+            _ => None,
+        }
+    }
     let d = &data;
     match dtype {
+        DType::C64 => collect(shape, d, dtype, |j| pair(j, |p| narrow(p, |x| x as f32, |t| t.is_infinite()))),
+        DType::C128 => collect(shape, d, dtype, |j| pair(j, float_of)),
         DType::Float8(f) => {
             let bits = d
                 .iter()

@@ -451,6 +451,9 @@ unsafe fn for_each_pair(shape: &[usize], s: &[isize], d: &[isize], mut f: impl F
 enum Num {
     F(f64),
     I(i128),
+    /// A complex number (re, im); to a real type its real part goes, as
+    /// numpy's `astype` does.
+    C(f64, f64),
 }
 
 /// # Safety
@@ -461,6 +464,14 @@ unsafe fn read_num(t: DType, p: *const u8) -> Num {
         match t {
             DType::Bool => Num::I(i128::from(p.read() != 0)),
             DType::Float8(f) => Num::F(f.to_f32(p.read()).into()),
+            DType::C64 => {
+                let c = p.cast::<fnabi_abi::Complex<f32>>().read_unaligned();
+                Num::C(c.re.into(), c.im.into())
+            }
+            DType::C128 => {
+                let c = p.cast::<fnabi_abi::Complex<f64>>().read_unaligned();
+                Num::C(c.re, c.im)
+            }
             DType::Scalar(s) => match s {
                 ScalarType::F32 => Num::F(f64::from(p.cast::<f32>().read_unaligned())),
                 ScalarType::F16 => Num::F(p.cast::<half::f16>().read_unaligned().to_f64()),
@@ -485,7 +496,7 @@ unsafe fn write_num(t: DType, p: *mut u8, v: Num) {
     macro_rules! conv {
         ($ty:ty) => {
             match v {
-                Num::F(f) => f as $ty,
+                Num::F(f) | Num::C(f, _) => f as $ty,
                 Num::I(i) => i as $ty,
             }
         };
@@ -496,7 +507,16 @@ unsafe fn write_num(t: DType, p: *mut u8, v: Num) {
             DType::Bool => p.write(u8::from(match v {
                 Num::F(f) => f != 0.0,
                 Num::I(i) => i != 0,
+                Num::C(re, im) => re != 0.0 || im != 0.0,
             })),
+            DType::C64 => {
+                let im = if let Num::C(_, im) = v { im as f32 } else { 0.0 };
+                p.cast::<fnabi_abi::Complex<f32>>().write_unaligned(fnabi_abi::Complex::new(conv!(f32), im))
+            }
+            DType::C128 => {
+                let im = if let Num::C(_, im) = v { im } else { 0.0 };
+                p.cast::<fnabi_abi::Complex<f64>>().write_unaligned(fnabi_abi::Complex::new(conv!(f64), im))
+            }
             // Beyond the format's range: its infinity, else NaN (as ml_dtypes casts).
             DType::Float8(f) => p.write(f.from_f64(conv!(f64)).or_else(|| f.from_f64(f64::NAN)).unwrap_or_default()),
             DType::Scalar(s) => match s {

@@ -58,8 +58,8 @@ pub mod vm;
 pub use array::{Array, HostBuffer};
 pub use error::{CallError, CallErrorKind, CallSide, Error, ErrorKind, Result};
 pub use fnabi_abi::{
-    AbiAttributes, BufferType, DType, Dim, DimOrder, Element, Float8, IndexPath, ParseError, ParseErrorKind, PathKey,
-    RawSignature, RawType, ScalarType, SipSignature, Structure, StructureError,
+    AbiAttributes, BufferType, Complex, ComplexType, DType, Dim, DimOrder, Element, Float8, IndexPath, ParseError,
+    ParseErrorKind, PathKey, RawSignature, RawType, ScalarType, SipSignature, Structure, StructureError,
 };
 pub use function::Function;
 pub use structure::{Plan, StructureExt};

@@ -15,6 +15,17 @@
 //! `f64`. Booleans (`i1`) read `0`/`1`, `true`/`false`, and IREE's own
 //! two-hex-digit form `00`/`01`.
 //!
+//! **Complex elements** (`cf64` = `complex<f32>`, `cf128` =
+//! `complex<f64>`, IREE's names) are written `RE+IMj` or `RE-IMj`, numpy's
+//! form without its parentheses: `1+2j`, `-0.5-1E-07j`, `NAN+INFj`, each
+//! part as a float of the part type above (the sign of a zero part is kept:
+//! `0-0j`). IREE's runtime has no text form for complex values (it reads and
+//! prints them as hex bytes, `0000803F00000040` for `1+2j`): fnabi reads
+//! that too (exactly 2 hex digits per byte, memory order), but prints the
+//! readable form, which IREE cannot read back (and which, like every float
+//! text here, does not keep a NaN's payload). A real number alone (`3`) is
+//! not a complex element; write `3+0j`.
+//!
 //! Printing reads back to the same value, and IREE reads what it prints:
 //! integers in decimal; floats as the shortest decimal that reads back to
 //! the same value of their type (`0.1`, `3.4028235E+38`, `INF`, `-NAN`),
@@ -62,16 +73,19 @@ pub fn dtype_name(d: DType) -> &'static str {
             s => s.short_name(),
         },
         DType::Float8(f) => f.name(),
+        DType::Complex(c) => c.iree_name(),
     }
 }
 
-/// Reads an IREE element type name (`si8` and `i8` are the same type).
+/// Reads an IREE element type name (`si8` and `i8` are the same type;
+/// `cf64`/`cf128` are the complex types).
 ///
 /// ```
 /// use fnabi_core::{DType, text::dtype_from_name};
 /// assert_eq!(dtype_from_name("si8"), Some(DType::I8));
 /// assert_eq!(dtype_from_name("i8"), Some(DType::I8));
 /// assert_eq!(dtype_from_name("f7"), None);
+/// assert_eq!(dtype_from_name("cf64"), Some(DType::C64));
 /// ```
 pub fn dtype_from_name(name: &str) -> Option<DType> {
     Some(match name {
@@ -88,6 +102,8 @@ pub fn dtype_from_name(name: &str) -> Option<DType> {
         "bf16" => DType::BF16,
         "f32" => DType::F32,
         "f64" => DType::F64,
+        "cf64" => DType::C64,
+        "cf128" => DType::C128,
         _ => return fnabi_abi::Float8::from_name(name).filter(|f| f.name() == name).map(DType::Float8),
     })
 }
@@ -381,6 +397,7 @@ fn encode(dtype: DType, s: &str, off: usize, out: &mut [u8]) -> Result<(), Parse
     let range = || invalid(off, format!("`{s}` is out of range for {}", dtype_name(dtype)));
     let not = |what: &str| invalid(off, format!("`{s}` is not {what}"));
     match dtype {
+        DType::Complex(c) => encode_complex(c, s, off, out)?,
         DType::Float8(f) => {
             let v = parse_float(s).ok_or_else(|| not("a number"))?;
             let named_inf =
@@ -455,6 +472,31 @@ fn encode(dtype: DType, s: &str, off: usize, out: &mut [u8]) -> Result<(), Parse
         }
     }
     Ok(())
+}
+
+/// Writes the complex element `s` (`RE±IMj`, or IREE's hex bytes) into `out`.
+fn encode_complex(c: fnabi_abi::ComplexType, s: &str, off: usize, out: &mut [u8]) -> Result<(), ParseError> {
+    let part = c.part();
+    if !s.contains(['j', 'J']) && s.len() == 2 * out.len() && s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        // IREE's form: the element's bytes in memory order.
+        for (k, o) in out.iter_mut().enumerate() {
+            *o = u8::from_str_radix(&s[2 * k..2 * k + 2], 16).map_err(|_| invalid(off, format!("`{s}` is not hex")))?;
+        }
+        return Ok(());
+    }
+    let not = || invalid(off, format!("`{s}` is not a complex number (write RE+IMj or RE-IMj, e.g. `1.5-2j`)"));
+    let body = s.strip_suffix('j').ok_or_else(not)?;
+    // The imaginary part starts at the last sign that is neither the first
+    // byte nor an exponent's.
+    let b = body.as_bytes();
+    let split = (1..b.len())
+        .rev()
+        .find(|&i| matches!(b[i], b'+' | b'-') && !matches!(b[i - 1], b'e' | b'E'))
+        .ok_or_else(not)?;
+    let (re, im) = (&body[..split], &body[split..]);
+    let (n, o) = (part.size(), off + split);
+    encode(DType::Scalar(part), re, off, &mut out[..n])?;
+    encode(DType::Scalar(part), im, o, &mut out[n..])
 }
 
 /// The shortest decimal that reads back (through [`parse_array`]) to the
@@ -649,6 +691,13 @@ fn format_element(a: &Array<'_>, off: usize, out: &mut String) {
         DType::Bool => out.push_str(if b[0] != 0 { "01" } else { "00" }),
         // The shortest decimal that reads back to the same byte.
         DType::Float8(f) => push_float(f.shortest_decimal(b[0]), ScalarType::F64, out),
+        DType::Complex(c) => {
+            let (re, im) = match c {
+                fnabi_abi::ComplexType::C64 => (f64::from(f32_at(b, 0)), f64::from(f32_at(b, 4))),
+                fnabi_abi::ComplexType::C128 => (f64_at(b, 0), f64_at(b, 8)),
+            };
+            push_complex(re, im, c.part(), out);
+        }
         DType::Scalar(st) => match st {
             ScalarType::F32 => push_float(f64::from(ne!(f32)), st, out),
             ScalarType::F64 => push_float(ne!(f64), st, out),
@@ -664,6 +713,35 @@ fn format_element(a: &Array<'_>, off: usize, out: &mut String) {
             ScalarType::U64 => out.push_str(int.format(ne!(u64))),
         },
     }
+}
+
+fn f32_at(b: &[u8], at: usize) -> f32 {
+    f32::from_ne_bytes(b.get(at..at + 4).and_then(|s| s.try_into().ok()).unwrap_or_default())
+}
+
+fn f64_at(b: &[u8], at: usize) -> f64 {
+    f64::from_ne_bytes(b.get(at..at + 8).and_then(|s| s.try_into().ok()).unwrap_or_default())
+}
+
+/// Appends a complex element's text, `RE+IMj` or `RE-IMj` (see the module
+/// docs), each part as [`push_float`] writes a float of type `part`.
+///
+/// ```
+/// use fnabi_core::text::push_complex;
+/// use fnabi_core::ScalarType;
+/// let mut out = String::new();
+/// push_complex(1.0, -0.1, ScalarType::F64, &mut out);
+/// out.push(' ');
+/// push_complex(f64::NAN, 1e20, ScalarType::F32, &mut out);
+/// assert_eq!(out, "1-0.1j NAN+1E+20j");
+/// ```
+pub fn push_complex(re: f64, im: f64, part: ScalarType, out: &mut String) {
+    push_float(re, part, out);
+    if !im.is_sign_negative() {
+        out.push('+');
+    }
+    push_float(im, part, out);
+    out.push('j');
 }
 
 /// Prints an array in IREE's output form: `2x3xf32=[1 2 3][4 5 6]`,
@@ -800,12 +878,13 @@ fn format_rows(a: &Array<'_>, shape: &[usize], steps: &[isize], off: isize, budg
 /// assert_eq!(format_scalar(DType::BOOL, &Value::Bool(true)).as_deref(), Some("i1=01"));
 /// assert_eq!(format_scalar(DType::F32, &Value::Float(1.5)).as_deref(), Some("f32=1.5"));
 /// assert_eq!(format_scalar(DType::I32, &Value::Float(1.5)), None); // not an i32
+/// assert_eq!(format_scalar(DType::C64, &Value::Int(3)), None); // no scalar value is complex
 /// ```
 pub fn format_scalar(dtype: DType, v: &Value<'_>) -> Option<String> {
     let body = match (dtype, v) {
         (DType::Bool, Value::Bool(b)) => format!("{:02}", u8::from(*b)),
         (DType::Scalar(st), Value::Float(f)) if st.is_float() => format_float(*f, st),
-        (d, Value::Int(i)) if !d.is_float() => i.to_string(),
+        (d, Value::Int(i)) if !d.is_float() && !d.is_complex() => i.to_string(),
         _ => return None,
     };
     Some(format!("{}={body}", dtype_name(dtype)))

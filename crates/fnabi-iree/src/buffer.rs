@@ -31,6 +31,10 @@ pub(crate) fn element_type_of(d: DType) -> sys::iree_hal_element_type_t {
     use fnabi_core::Float8 as F8;
     match d {
         DType::Bool => sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_BOOL_8,
+        DType::Complex(c) => match c {
+            fnabi_core::ComplexType::C64 => sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_COMPLEX_FLOAT_64,
+            fnabi_core::ComplexType::C128 => sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_COMPLEX_FLOAT_128,
+        },
         DType::Float8(f) => match f {
             F8::E4M3FN => sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_8_E4M3_FN,
             F8::E5M2 => sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_8_E5M2,
@@ -55,13 +59,15 @@ pub(crate) fn element_type_of(d: DType) -> sys::iree_hal_element_type_t {
 }
 
 /// The dtype of an IREE element type; signless integers read as signed.
-/// `None` for types a host array cannot hold (4-bit, `f8E8M0FNU`, complex,
+/// `None` for types a host array cannot hold (4-bit, `f8E8M0FNU`,
 /// opaque).
 pub(crate) fn dtype_of(t: sys::iree_hal_element_type_t) -> Option<DType> {
     use ScalarType as S;
     use sys::{
         iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_BFLOAT_16 as BF16,
         iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_BOOL_8 as BOOL8,
+        iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_COMPLEX_FLOAT_64 as C64,
+        iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_COMPLEX_FLOAT_128 as C128,
         iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_8_E4M3_FN as F8E4M3FN,
         iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_8_E4M3_FNUZ as F8E4M3FNUZ,
         iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_8_E5M2 as F8E5M2,
@@ -100,6 +106,8 @@ pub(crate) fn dtype_of(t: sys::iree_hal_element_type_t) -> Option<DType> {
         F8E5M2 => DType::F8E5M2,
         F8E4M3FNUZ => DType::F8E4M3FNUZ,
         F8E5M2FNUZ => DType::F8E5M2FNUZ,
+        C64 => DType::C64,
+        C128 => DType::C128,
         _ => return None,
     })
 }
@@ -499,6 +507,11 @@ mod tests {
             assert_eq!(dtype_of(code), Some(d), "{d}");
         }
         assert_eq!(dtype_of(sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_8_E8M0_FNU), None);
-        assert_eq!(dtype_of(sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_COMPLEX_FLOAT_64), None);
+        // The complex types: IREE_HAL_ELEMENT_TYPE_VALUE(FLOAT_COMPLEX =
+        // FLOAT | 0x03, bits) of hal/buffer_view.h, by hand.
+        for (d, code) in [(DType::C64, 0x2300_0040), (DType::C128, 0x2300_0080)] {
+            assert_eq!(element_type_of(d), code, "{d}");
+            assert_eq!(dtype_of(code), Some(d), "{d}");
+        }
     }
 }

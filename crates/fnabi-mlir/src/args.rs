@@ -168,8 +168,10 @@ impl RegKind {
         match e {
             ElementType::I1 => RegKind::Bool,
             ElementType::Index => RegKind::Index,
-            // Never a scalar: the MLIR header parser refuses 8-bit float scalars.
+            // Never a scalar: the MLIR header parser refuses 8-bit float
+            // and complex scalars.
             ElementType::Float8(_) => RegKind::U8,
+            ElementType::Complex(_) => RegKind::U64,
             ElementType::Scalar(s) => match s {
                 S::I8 => RegKind::I8,
                 S::I16 => RegKind::I16,
@@ -349,6 +351,9 @@ pub(crate) fn scalar_bits(i: ArgLabel<'_>, t: &MlirType, e: ElementType, arg: &A
         Arg::Int(v) => match e {
             ElementType::Float8(_) => {
                 return Err(arg_error(i, t, CallErrorKind::Invalid("8-bit float scalars are not supported".into())));
+            }
+            ElementType::Complex(_) => {
+                return Err(arg_error(i, t, CallErrorKind::Invalid("complex scalars are not supported".into())));
             }
             ElementType::I1 => match v {
                 0 | 1 => Scalar::Bool(v == 1),

@@ -478,6 +478,11 @@ fn c_exact(e: ElementType) -> &'static str {
         ElementType::Index => "int64_t",
         // Never a scalar: the MLIR header parser refuses 8-bit float scalars.
         ElementType::Float8(_) => "uint8_t",
+        // Never a scalar either: the parser refuses complex scalars.
+        ElementType::Complex(c) => match c {
+            fnabi_abi::ComplexType::C64 => "float _Complex",
+            fnabi_abi::ComplexType::C128 => "double _Complex",
+        },
         ElementType::Scalar(s) => match s {
             S::I8 => "int8_t",
             S::I16 => "int16_t",

@@ -295,6 +295,8 @@ fn dtype_of(descr: &Bound<'_, PyArrayDescr>) -> Result<DType, Fail> {
         (b'f', 2) => Some(DType::F16),
         (b'f', 4) => Some(DType::F32),
         (b'f', 8) => Some(DType::F64),
+        (b'c', 8) => Some(DType::C64),
+        (b'c', 16) => Some(DType::C128),
         (b'V', 1 | 2) if !descr.has_fields() => {
             // ml_dtypes' bfloat16 and 8-bit floats (user dtypes of kind 'V');
             // only when it is installed, since only then can such an array exist.
@@ -311,7 +313,7 @@ fn dtype_of(descr: &Bound<'_, PyArrayDescr>) -> Result<DType, Fail> {
         let name = descr.str().map(|s| s.to_string()).unwrap_or_default();
         Fail::at(
             format!("numpy dtype {name} has no fnabi element type"),
-            Some("bool, int8-64, uint8-64, float16/32/64, bfloat16 or float8".into()),
+            Some("bool, int8-64, uint8-64, float16/32/64, bfloat16, float8, complex64 or complex128".into()),
             Some(name),
         )
     })
@@ -399,6 +401,8 @@ fn typenum(dtype: DType) -> Option<NPY_TYPES> {
         DType::F16 => NPY_TYPES::NPY_HALF,
         DType::F32 => NPY_TYPES::NPY_FLOAT,
         DType::F64 => NPY_TYPES::NPY_DOUBLE,
+        DType::C64 => NPY_TYPES::NPY_CFLOAT,
+        DType::C128 => NPY_TYPES::NPY_CDOUBLE,
         DType::BF16 | DType::Float8(_) => return None,
     })
 }

@@ -326,3 +326,27 @@ def test_vector_signatures_take_and_return_arrays():
     with pytest.raises(fnabi.CallError) as e:
         m.vadd(np.zeros(3, np.float32), np.zeros(4, np.float32))
     assert (e.value.path, e.value.expected, e.value.got) == ("[0]", "4", "3")
+
+
+def test_complex_arrays_in_and_out():
+    # complex.mlir (issue 14): numpy complex64/complex128 pass in as they
+    # are and come back as numpy complex arrays; expected values by numpy.
+    m = fnabi.load(REPO / "crates/fnabi/tests/mlir/complex.mlir")
+    a = np.array([1 + 2j, 3 - 1j, -0.5 + 0.25j], dtype=np.complex64)
+    b = np.array([0.5 + 0.5j, -2 + 0j, 4 - 3j], dtype=np.complex64)
+    p = m.cmul(a, b)
+    assert p.dtype == np.complex64
+    np.testing.assert_allclose(p, a * b, rtol=1e-6)
+    mag, conj = m.abs_conj(a)
+    assert (mag.dtype, conj.dtype) == (np.float32, np.complex64)
+    np.testing.assert_allclose(mag, np.abs(a), rtol=1e-6)
+    assert conj.tolist() == np.conj(a).tolist()
+    z = np.array([[1 + 2j, complex(np.nan, -np.inf)], [complex(-0.0, 0.1), 1e-300 - 5e300j]])
+    y = m.pass128(z)
+    assert y.dtype == np.complex128
+    assert y.view(np.uint64).tolist() == z.view(np.uint64).tolist()
+    r = m.fma0(np.array(1 + 2j), np.array(3 - 1j))
+    assert r.dtype == np.complex128 and r.shape == () and complex(r) == (1 + 2j) * (3 - 1j) + 1
+    with pytest.raises(fnabi.CallError) as e:
+        m.cmul(a.real.copy(), b)
+    assert (e.value.expected, e.value.got) == ("c64", "f32")

@@ -67,8 +67,8 @@ pub mod mlir {
 }
 
 pub use fnabi_abi::{
-    AbiAttributes, BufferType, DType, Dim, DimOrder, Element, Float8, IndexPath, ParseError, ParseErrorKind, PathKey,
-    RawSignature, RawType, ScalarType, SipSignature, Structure, StructureError,
+    AbiAttributes, BufferType, Complex, ComplexType, DType, Dim, DimOrder, Element, Float8, IndexPath, ParseError,
+    ParseErrorKind, PathKey, RawSignature, RawType, ScalarType, SipSignature, Structure, StructureError,
 };
 pub use fnabi_core::{
     Array, CallError, CallErrorKind, CallSide, Dict, Error, ErrorKind, Function, HostBuffer, Plan, Result,

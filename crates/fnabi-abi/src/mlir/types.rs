@@ -31,6 +31,9 @@ pub enum ElementType {
     /// `f8E4M3FN`, `f8E5M2`, `f8E4M3FNUZ`, `f8E5M2FNUZ`: one byte in memory
     /// (an `i8` once lowered to LLVM).
     Float8(crate::scalar::Float8),
+    /// `complex<f32>`, `complex<f64>`: two floats, real part first (an
+    /// `!llvm.struct<(f32, f32)>` once lowered to LLVM).
+    Complex(crate::scalar::ComplexType),
 }
 
 impl ElementType {
@@ -41,6 +44,7 @@ impl ElementType {
             ElementType::Index => DType::I64,
             ElementType::Scalar(s) => DType::Scalar(s),
             ElementType::Float8(f) => DType::Float8(f),
+            ElementType::Complex(c) => DType::Complex(c),
         }
     }
 
@@ -50,6 +54,7 @@ impl ElementType {
             ElementType::I1 | ElementType::Float8(_) => 1,
             ElementType::Index => 8,
             ElementType::Scalar(s) => s.size(),
+            ElementType::Complex(c) => c.size(),
         }
     }
 
@@ -63,6 +68,7 @@ impl ElementType {
         match self {
             ElementType::I1 => "i1",
             ElementType::Float8(f) => f.name(),
+            ElementType::Complex(c) => c.mlir_name(),
             ElementType::Index => "index",
             ElementType::Scalar(s) => match s {
                 ScalarType::F32 => "f32",
@@ -89,6 +95,7 @@ impl ElementType {
     /// assert_eq!(ElementType::from_mlir_name("si16"), Some(ElementType::Scalar(ScalarType::I16)));
     /// assert_eq!(ElementType::from_mlir_name("index"), Some(ElementType::Index));
     /// assert_eq!(ElementType::from_mlir_name("i7"), None);
+    /// assert_eq!(ElementType::from_mlir_name("complex<f32>"), Some(ElementType::Complex(fnabi_abi::ComplexType::C64)));
     /// ```
     pub fn from_mlir_name(name: &str) -> Option<ElementType> {
         let s = match name {
@@ -106,6 +113,8 @@ impl ElementType {
             "ui16" => ScalarType::U16,
             "ui32" => ScalarType::U32,
             "ui64" => ScalarType::U64,
+            "complex<f32>" => return Some(ElementType::Complex(crate::scalar::ComplexType::C64)),
+            "complex<f64>" => return Some(ElementType::Complex(crate::scalar::ComplexType::C128)),
             _ => {
                 let f = crate::scalar::Float8::ALL.into_iter().find(|f| f.name() == name)?;
                 return Some(ElementType::Float8(f));
@@ -114,11 +123,11 @@ impl ElementType {
         Some(ElementType::Scalar(s))
     }
 
-    /// The raw ABI scalar type: `index` is `sint64`; `i1` and the 8-bit
-    /// floats have none.
+    /// The raw ABI scalar type: `index` is `sint64`; `i1`, the 8-bit
+    /// floats and the complex types have none.
     pub const fn raw_scalar(self) -> Option<ScalarType> {
         match self {
-            ElementType::I1 | ElementType::Float8(_) => None,
+            ElementType::I1 | ElementType::Float8(_) | ElementType::Complex(_) => None,
             ElementType::Index => Some(ScalarType::I64),
             ElementType::Scalar(s) => Some(s),
         }

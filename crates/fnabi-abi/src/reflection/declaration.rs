@@ -145,9 +145,9 @@ impl DeclType {
             DeclType::List(None) => TypeRecord::Unknown,
             DeclType::List(Some(t)) => TypeRecord::PyHomogeneousList(Box::new(t.to_record()?)),
             DeclType::BufferView => TypeRecord::NdArray(NdArrayType::new(TypeRecord::Unknown, None)),
-            // The 8-bit floats stay verbatim here but have a record.
+            // The 8-bit floats and complex types stay verbatim here but have a record.
             DeclType::Other(s) => match Primitive::parse(s) {
-                Some(p @ Primitive::Float8(_)) => TypeRecord::Primitive(p),
+                Some(p @ (Primitive::Float8(_) | Primitive::Complex(_))) => TypeRecord::Primitive(p),
                 _ => return None,
             },
         })
@@ -741,7 +741,8 @@ mod tests {
         assert_eq!(t("!util.list<?>").to_record().unwrap().to_string(), "unknown");
         assert_eq!(t("!hal.buffer_view").to_record().unwrap().to_string(), "unknown[*]");
         assert_eq!(t("!hal.fence").to_record(), None);
-        assert_eq!(t("tensor<4xcomplex<f32>>").to_record(), None);
+        assert_eq!(t("tensor<4xcomplex<f32>>").to_record().unwrap().to_string(), "complex<f32>[4]");
+        assert_eq!(t("tensor<4xcomplex<f16>>").to_record(), None);
         assert_eq!(t("tensor<4xi3>").to_record(), None);
     }
 

@@ -79,11 +79,17 @@ pub enum Primitive {
     BF16,
     /// An 8-bit float: `f8E4M3FN`, `f8E5M2`, `f8E4M3FNUZ`, `f8E5M2FNUZ`.
     Float8(crate::scalar::Float8),
+    /// A complex type, in MLIR's spelling: `complex<f32>`, `complex<f64>`.
+    Complex(crate::scalar::ComplexType),
 }
 
 impl Primitive {
-    /// Parses `i32`, `f16`, `bf16`, `f8E4M3FN`, … (canonical digits only).
+    /// Parses `i32`, `f16`, `bf16`, `f8E4M3FN`, `complex<f32>`, …
+    /// (canonical digits only).
     pub fn parse(s: &str) -> Option<Primitive> {
+        if let Some(c) = crate::scalar::ComplexType::ALL.into_iter().find(|c| c.mlir_name() == s) {
+            return Some(Primitive::Complex(c));
+        }
         if s == "bf16" {
             return Some(Primitive::BF16);
         }
@@ -116,6 +122,7 @@ impl Primitive {
             Primitive::Float(64) => DType::F64,
             Primitive::BF16 => DType::BF16,
             Primitive::Float8(f) => DType::Float8(f),
+            Primitive::Complex(c) => DType::Complex(c),
             _ => return None,
         })
     }
@@ -127,6 +134,7 @@ impl Primitive {
         match d {
             DType::Bool => Primitive::Int(1),
             DType::Float8(f) => Primitive::Float8(f),
+            DType::Complex(c) => Primitive::Complex(c),
             DType::Scalar(s) => match s {
                 S::F32 => Primitive::Float(32),
                 S::F16 => Primitive::Float(16),
@@ -148,6 +156,7 @@ impl fmt::Display for Primitive {
             Primitive::Float(b) => write!(f, "f{b}"),
             Primitive::BF16 => f.write_str("bf16"),
             Primitive::Float8(t) => f.write_str(t.name()),
+            Primitive::Complex(c) => f.write_str(c.mlir_name()),
         }
     }
 }

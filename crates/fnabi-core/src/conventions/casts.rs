@@ -7,6 +7,8 @@ use super::*;
 pub(super) enum Num {
     I(i128),
     F(f64),
+    /// A complex number (re, im).
+    C(f64, f64),
 }
 
 impl fmt::Display for Num {
@@ -14,6 +16,7 @@ impl fmt::Display for Num {
         match self {
             Num::I(i) => write!(f, "{i}"),
             Num::F(x) => write!(f, "{x:?}"),
+            Num::C(re, im) => write!(f, "{re:?}{}{im:?}j", if im.is_sign_negative() { "" } else { "+" }),
         }
     }
 }
@@ -28,6 +31,8 @@ pub(super) fn read_num(d: DType, b: &[u8]) -> Num {
     match d {
         DType::Bool => Num::I(i128::from(b[0] != 0)),
         DType::Float8(f) => Num::F(f.to_f32(b[0]).into()),
+        DType::C64 => Num::C(f32::from_ne_bytes(arr(b)).into(), f32::from_ne_bytes(arr(&b[4..])).into()),
+        DType::C128 => Num::C(f64::from_ne_bytes(arr(b)), f64::from_ne_bytes(arr(&b[8..]))),
         DType::Scalar(s) => match s {
             S::F32 => Num::F(f32::from_ne_bytes(arr(b)).into()),
             S::F64 => Num::F(f64::from_ne_bytes(arr(b))),
@@ -49,15 +54,18 @@ pub(super) fn read_num(d: DType, b: &[u8]) -> Num {
 pub(super) fn exact_int(n: Num) -> Option<i128> {
     match n {
         Num::I(i) => Some(i),
-        Num::F(x) if x.is_finite() && x.fract() == 0.0 && x.abs() < 1e38 => Some(x as i128),
-        Num::F(_) => None,
+        Num::F(x) | Num::C(x, 0.0) if x.is_finite() && x.fract() == 0.0 && x.abs() < 1e38 => Some(x as i128),
+        Num::F(_) | Num::C(..) => None,
     }
 }
 
-pub(super) fn as_f64(n: Num) -> f64 {
+/// The real value of a number; `None` for a complex one with a nonzero
+/// imaginary part.
+pub(super) fn real(n: Num) -> Option<f64> {
     match n {
-        Num::I(i) => i as f64,
-        Num::F(x) => x,
+        Num::I(i) => Some(i as f64),
+        Num::F(x) | Num::C(x, 0.0) => Some(x),
+        Num::C(..) => None,
     }
 }
 
@@ -85,7 +93,7 @@ pub(super) fn array_of_nums(d: DType, shape: &[usize], nums: &[Num], at: &At<'_>
                 .iter()
                 .enumerate()
                 .map(|(k, &n)| {
-                    let x = as_f64(n);
+                    let x = real(n).ok_or_else(|| bad(k, n))?;
                     let y: $t = $from(x);
                     if x.is_finite() && !y.is_finite() { Err(bad(k, n)) } else { Ok(y) }
                 })
@@ -93,12 +101,35 @@ pub(super) fn array_of_nums(d: DType, shape: &[usize], nums: &[Num], at: &At<'_>
             Array::from_vec(shape, v)
         }};
     }
+    macro_rules! complexes {
+        ($t:ty) => {{
+            let v = nums
+                .iter()
+                .enumerate()
+                .map(|(k, &n)| {
+                    let (re, im) = match n {
+                        Num::C(re, im) => (re, im),
+                        n => (real(n).unwrap_or_default(), 0.0),
+                    };
+                    let c = fnabi_abi::Complex::new(re as $t, im as $t);
+                    if (re.is_finite() && !c.re.is_finite()) || (im.is_finite() && !c.im.is_finite()) {
+                        Err(bad(k, n))
+                    } else {
+                        Ok(c)
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Array::from_vec(shape, v)
+        }};
+    }
     match d {
+        DType::C64 => complexes!(f32),
+        DType::C128 => complexes!(f64),
         DType::Float8(f) => {
             let v = nums
                 .iter()
                 .enumerate()
-                .map(|(k, &n)| f.from_f64(as_f64(n)).ok_or_else(|| bad(k, n)))
+                .map(|(k, &n)| real(n).and_then(|x| f.from_f64(x)).ok_or_else(|| bad(k, n)))
                 .collect::<Result<Vec<u8>, _>>()?;
             Array::from_float8_bits(f, shape, v)
         }

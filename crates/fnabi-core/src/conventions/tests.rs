@@ -680,3 +680,23 @@ fn structure_results_keep_their_kind_under_the_flat_rule() {
         "result [0]: expected i32, got list<?>"
     );
 }
+
+#[test]
+fn complex_casts_are_value_checked() {
+    use fnabi_abi::Complex;
+    let at = At::root(&Root::Value);
+    // Reals become x+0j; complex64 widens to complex128 exactly.
+    let r = cast_array(&Array::from_vec(&[2], vec![1.5f32, -2.0]).unwrap(), DType::C64, &at).unwrap();
+    assert_eq!(r.to_vec::<Complex<f32>>().unwrap(), [Complex::new(1.5, 0.0), Complex::new(-2.0, 0.0)]);
+    let z = Array::from_vec(&[2], vec![Complex::new(0.1f32, 3.0), Complex::new(1.0, 0.0)]).unwrap();
+    let w = cast_array(&z, DType::C128, &at).unwrap();
+    assert_eq!(w.to_vec::<Complex<f64>>().unwrap()[0], Complex::new(f64::from(0.1f32), 3.0));
+    // To a real type only without an imaginary part.
+    let e = cast_array(&z, DType::F32, &at).unwrap_err().to_string();
+    assert_eq!(e, "value: expected values representable as f32, got 0.10000000149011612+3.0j at flat index 0");
+    let ok = Array::from_vec(&[1], vec![Complex::new(7.0f64, 0.0)]).unwrap();
+    assert_eq!(cast_array(&ok, DType::I8, &at).unwrap().to_vec::<i8>().unwrap(), [7]);
+    // complex128 to complex64: a finite part that overflows f32 is refused.
+    let big = Array::from_vec(&[1], vec![Complex::new(1.0f64, 1e300)]).unwrap();
+    assert!(cast_array(&big, DType::C64, &at).is_err());
+}

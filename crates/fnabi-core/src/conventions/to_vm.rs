@@ -142,9 +142,9 @@ pub(super) fn scalar_to_vm<'v>(v: &Value<'_>, p: Primitive, at: &At<'_>) -> Resu
             _ => Variant::I64(i as i64),
         });
     }
-    let x = match n {
-        Num::F(x) => x,
-        Num::I(i) => i as f64,
+    // A VM scalar is real: a complex number is no f32/f64 value.
+    let Some(x) = real(n).filter(|_| !matches!(n, Num::C(..))) else {
+        return Err(at.kind_err(p, describe(v)));
     };
     Ok(match vt {
         ValueType::F32 => {

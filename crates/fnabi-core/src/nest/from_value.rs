@@ -28,6 +28,15 @@ pub(super) fn array_any<'de, V: Visitor<'de>>(a: Array<'static>, visitor: V) -> 
             DType::U64 => visitor.visit_u64(a.get(&[]).map_err(e)?),
             DType::Bool => visitor.visit_bool(a.get(&[]).map_err(e)?),
             DType::Float8(_) => visitor.visit_f32(a.float8_to_f32().map_err(e)?[0]),
+            // A complex number: the pair (re, im).
+            DType::C64 => {
+                let c: fnabi_abi::Complex<f32> = a.get(&[]).map_err(e)?;
+                visit_items(vec![Value::Float(c.re.into()), Value::Float(c.im.into())], visitor)
+            }
+            DType::C128 => {
+                let c: fnabi_abi::Complex<f64> = a.get(&[]).map_err(e)?;
+                visit_items(vec![Value::Float(c.re), Value::Float(c.im)], visitor)
+            }
         };
     }
     // Rank >= 1: a sequence of the sub-arrays along the first axis.

@@ -48,12 +48,13 @@ impl<T: Element, const N: usize> MemRefDescriptor<T, N> {
     /// The descriptor borrows the array's memory: it is valid while the array is.
     pub fn from_array(array: &Array<'_>) -> Result<Self, Error> {
         let ty = MemRefType {
-            element: ElementType::Scalar(match T::DTYPE {
-                DType::Scalar(s) => s,
+            element: match T::DTYPE {
+                DType::Scalar(s) => ElementType::Scalar(s),
                 DType::Bool => return Self::from_bool_array(array),
+                DType::Complex(c) => ElementType::Complex(c),
                 // No Rust element type is an 8-bit float (Element is sealed).
                 DType::Float8(f) => return Err(Error::invalid_argument(format!("no Rust element type is {f}"))),
-            }),
+            },
             dims: vec![Dim::Dynamic; N],
             layout: MemRefLayout::Strided { strides: vec![None; N], offset: None },
         };

@@ -135,7 +135,8 @@ class Function:
     last reference to them dies; they outlive the module. Scalars are
     Python scalars; ``i1`` arrays are ``np.bool_``, ``f16`` ``np.float16``,
     ``bf16`` ``ml_dtypes.bfloat16`` (an error naming ``ml_dtypes`` when it
-    is not installed).
+    is not installed), ``complex<f32>``/``complex<f64>`` ``np.complex64``/
+    ``np.complex128`` (numpy complex arrays pass in as they are).
 
     Calls release the GIL while native code runs; one function may be
     called from several threads at once. Pickles as its module and name.

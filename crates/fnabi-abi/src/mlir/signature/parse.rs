@@ -538,6 +538,13 @@ impl<'s> Cursor<'s> {
         if word == "tensor" {
             return self.tensor_body(start);
         }
+        if word == "complex" {
+            let e = self.complex_rest(start)?;
+            return Err(self.error_at(
+                start,
+                format!("a complex scalar (`{e}`) is not supported: pass it as a 0-d tensor<{e}> or memref<{e}>"),
+            ));
+        }
         match ElementType::from_mlir_name(word) {
             Some(ElementType::Float8(_)) => Err(self.error_at(
                 start,
@@ -645,6 +652,9 @@ impl<'s> Cursor<'s> {
     fn element(&mut self) -> Result<ElementType, HeaderError> {
         let start = self.pos;
         let w = self.bare_word();
+        if w == "complex" {
+            return self.complex_rest(start);
+        }
         ElementType::from_mlir_name(w).ok_or_else(|| {
             if w.is_empty() {
                 self.error(format!("expected a memref element type{}", self.found()))
@@ -652,6 +662,30 @@ impl<'s> Cursor<'s> {
                 self.error_at(start, format!("unsupported memref element type `{w}`"))
             }
         })
+    }
+
+    /// After `complex`: `<f32>` or `<f64>`.
+    fn complex_rest(&mut self, start: usize) -> Result<ElementType, HeaderError> {
+        self.skip_trivia();
+        self.expect("<")?;
+        self.skip_trivia();
+        let part_at = self.pos;
+        let part = self.bare_word();
+        let c = match part {
+            "f32" => crate::scalar::ComplexType::C64,
+            "f64" => crate::scalar::ComplexType::C128,
+            _ => {
+                return Err(self.error_at(
+                    part_at,
+                    format!(
+                        "unsupported complex element `complex<{part}>` (fnabi passes complex<f32> and complex<f64>)"
+                    ),
+                ));
+            }
+        };
+        self.skip_trivia();
+        self.expect(">").map_err(|_| self.error_at(start, "expected `>` closing `complex<…>`"))?;
+        Ok(ElementType::Complex(c))
     }
 
     /// `, memory-space` of an unranked memref (optional).

@@ -158,3 +158,23 @@ fn function_type_strings() {
     );
     assert!("i32 i32".parse::<MlirType>().is_err());
 }
+
+#[test]
+fn complex_elements() {
+    let src = "func.func @c(%a: tensor<?xcomplex<f32>>, %b: memref<2x?xcomplex<f64>>) -> tensor<complex<f64>>";
+    let f = &parse_functions(src).unwrap()[0];
+    assert_eq!(f.ty.to_string(), "(memref<?xcomplex<f32>>, memref<2x?xcomplex<f64>>) -> (memref<complex<f64>>)");
+    // The raw ABI has no complex type code.
+    assert_eq!(f.ty.to_raw().to_string(), "(Unrecognized<?>, Unrecognized<?>) -> (Unrecognized<?>)");
+    let MlirType::MemRef(m) = &f.ty.inputs[0] else { panic!("a memref") };
+    assert_eq!((m.element.size(), m.element.dtype()), (8, crate::scalar::DType::C64));
+    assert_eq!(
+        err("func.func @s(%x: complex<f64>)"),
+        (1, 18, "a complex scalar (`complex<f64>`) is not supported: pass it as a 0-d tensor<complex<f64>> or memref<complex<f64>>".into())
+    );
+    assert_eq!(
+        err("func.func @h(%x: tensor<4xcomplex<f16>>)"),
+        (1, 35, "unsupported complex element `complex<f16>` (fnabi passes complex<f32> and complex<f64>)".into())
+    );
+    assert_eq!(err("func.func @u(%x: memref<4xcomplex<f32>)").2, "expected `>` closing the memref type, found `)`");
+}
