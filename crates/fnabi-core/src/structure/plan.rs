@@ -94,6 +94,11 @@ static NONE: Value<'static> = Value::None;
 pub trait PlanVisitor<'v, 'a: 'v> {
     /// Why the visitor stops a walk.
     type Error;
+    /// True for a visitor that wants only the leaves: it ignores the
+    /// container and gap events, and a leaf reported again replaces the
+    /// earlier report (so a walk may report leaves while it still checks
+    /// the keys around them, as `flatten` does).
+    const LEAVES_ONLY: bool = false;
     /// A sequence of `len` items (gaps included) begins.
     #[inline(always)]
     fn open_seq(&mut self, len: usize) -> Result<(), Self::Error> {
@@ -160,10 +165,11 @@ impl VisitError<std::convert::Infallible> {
 }
 
 /// The visitor of `flatten_with`: leaves to a closure, containers ignored.
-struct Put<'f, F>(&'f mut F);
+struct Put<F>(F);
 
-impl<'v, 'a: 'v, F: FnMut(u32, &'v Value<'a>)> PlanVisitor<'v, 'a> for Put<'_, F> {
+impl<'v, 'a: 'v, F: FnMut(u32, &'v Value<'a>)> PlanVisitor<'v, 'a> for Put<F> {
     type Error = std::convert::Infallible;
+    const LEAVES_ONLY: bool = true;
     #[inline(always)]
     fn leaf(&mut self, slot: u32, value: &'v Value<'a>) -> Result<(), Self::Error> {
         (self.0)(slot, value);
@@ -450,7 +456,7 @@ impl Plan {
                 got: out.len(),
             }));
         }
-        self.flatten_with(value, &mut |slot, v| out[slot as usize] = v)
+        self.flatten_with(value, |slot, v| out[slot as usize] = v)
     }
 
     /// Walks `value` and hands each leaf to `put(slot, leaf)`, each slot
@@ -464,7 +470,7 @@ impl Plan {
     pub(crate) fn flatten_with<'v, 'a, F: FnMut(u32, &'v Value<'a>)>(
         &self,
         value: &'v Value<'a>,
-        put: &mut F,
+        put: F,
     ) -> Result<(), StructureError> {
         self.visit(value, &mut Put(put)).map_err(VisitError::into_structure)
     }
@@ -474,7 +480,7 @@ impl Plan {
         &self,
         id: u32,
         value: &'v Value<'a>,
-        put: &mut F,
+        put: F,
     ) -> Result<(), StructureError> {
         self.walk(id, value, &mut Put(put)).map_err(VisitError::into_structure)
     }
@@ -601,6 +607,23 @@ impl Plan {
                 let entries = d.entries();
                 // Fast path: the value's keys in the structure's order (a
                 // dict built by `unflatten`, or by a caller in key order).
+                if V::LEAVES_ONLY && leaves && entries.len() == edges.len() {
+                    // A dict of leaves for a visitor that takes a leaf
+                    // twice: each value goes to its slot as its key is
+                    // checked (one pass; a mismatch goes the slow way).
+                    let slots = &self.dict_slots[range.clone()];
+                    let mut in_order = true;
+                    for (((k, _), &slot), (vk, vv)) in edges.iter().zip(slots).zip(entries) {
+                        if !(std::sync::Arc::ptr_eq(k, vk) || key_eq(k, vk)) {
+                            in_order = false;
+                            break;
+                        }
+                        visitor.leaf(slot, vv).map_err(VisitError::Visitor)?;
+                    }
+                    if in_order {
+                        return Ok(());
+                    }
+                }
                 let in_order = entries.len() == edges.len()
                     && edges
                         .iter()
@@ -637,6 +660,13 @@ impl Plan {
         visitor: &mut V,
     ) -> Result<(), VisitError<V::Error>> {
         let edges = &self.seq_edges[start as usize..(start + count) as usize];
+        if count == len {
+            // No gaps.
+            for &(k, child) in edges {
+                self.walk(child, &items[k as usize], visitor).map_err(|e| e.within(PathKey::Index(k as usize)))?;
+            }
+            return Ok(());
+        }
         let mut next = 0;
         for &(k, child) in edges {
             while next < k {
