@@ -72,11 +72,13 @@ use std::fmt;
 mod casts;
 mod from_vm;
 mod path;
+mod record_plan;
 mod to_vm;
 
 use casts::*;
 use from_vm::*;
 use path::*;
+pub use record_plan::RecordPlan;
 use to_vm::*;
 
 /// The parameters of an `iree.abi` function, for the binder: `named`
@@ -244,6 +246,9 @@ pub enum AbiMode {
 pub struct FunctionAbi {
     mode: AbiMode,
     params: Option<Vec<Param>>,
+    /// The parameters compiled (`None` in dynamic mode, or when they do
+    /// not compile: `pack_args` then reports why).
+    args_plan: Option<ArgsPlan>,
     results: Option<Vec<ParamType>>,
     kwargs_param: Option<usize>,
     model: InvocationModel,
@@ -258,6 +263,7 @@ impl FunctionAbi {
         FunctionAbi {
             mode: AbiMode::Dynamic,
             params: None,
+            args_plan: None,
             results: None,
             kwargs_param: None,
             model: InvocationModel::Sync,
@@ -270,7 +276,7 @@ impl FunctionAbi {
     /// Typed by `iree.abi` records; `named` records give keyword names, a
     /// last `sdict_kwargs` record collects the keywords no parameter names.
     pub fn from_reflection(f: &FunctionReflection) -> Self {
-        let params =
+        let params: Vec<Param> =
             f.a.iter()
                 .map(|t| match t {
                     TypeRecord::Named(k, inner) => {
@@ -285,6 +291,7 @@ impl FunctionAbi {
         let results = f.r.iter().map(|t| ParamType::Record(t.unnamed().clone())).collect();
         FunctionAbi {
             mode: AbiMode::Reflection,
+            args_plan: ArgsPlan::of(&params),
             params: Some(params),
             results: Some(results),
             kwargs_param,
@@ -300,9 +307,11 @@ impl FunctionAbi {
             Some(t) => ParamType::Record(t),
             None => ParamType::Opaque(p.ty.to_string()),
         };
+        let params: Vec<Param> = d.args.iter().map(|p| Param { name: None, ty: ty(p) }).collect();
         FunctionAbi {
             mode: AbiMode::Declaration,
-            params: Some(d.args.iter().map(|p| Param { name: None, ty: ty(p) }).collect()),
+            args_plan: ArgsPlan::of(&params),
+            params: Some(params),
             results: Some(d.results.iter().map(ty).collect()),
             model: d.model,
             ..FunctionAbi::dynamic()
@@ -384,6 +393,13 @@ impl FunctionAbi {
         self.params.as_deref()
     }
 
+    /// The parameters compiled for packing (`None` in dynamic mode): the
+    /// plan that [`pack_args`](FunctionAbi::pack_args) walks, for a
+    /// backend's own fast path.
+    pub fn record_plan(&self) -> Option<&RecordPlan> {
+        self.args_plan.as_ref().map(|p| &*p.0)
+    }
+
     /// The result types (`None` in dynamic mode).
     pub fn results(&self) -> Option<&[ParamType]> {
         self.results.as_deref()
@@ -441,16 +457,10 @@ impl FunctionAbi {
                     })
                     .into());
                 }
-                for (i, (v, p)) in args.iter().zip(ps).enumerate() {
-                    let root = Root::Arg(i);
-                    let at = At::root(&root);
-                    let x = match &p.ty {
-                        ParamType::Record(t) => to_vm(v, t, &at, cx)?,
-                        ParamType::Opaque(name) => {
-                            return Err(at.kind_err(format!("a {name} (not made from host values)"), describe(v)));
-                        }
-                    };
-                    out.push(x)?;
+                match &self.args_plan {
+                    Some(plan) => plan.0.pack_args(args, &mut out, cx)?,
+                    // Did not compile: why.
+                    None => RecordPlan::of_params(ps)?.pack_args(args, &mut out, cx)?,
                 }
             }
         }
@@ -525,12 +535,29 @@ struct Conv {
     casts: bool,
 }
 
+/// A function's compiled parameters (equal when the parameters are, which
+/// [`FunctionAbi`] compares).
+#[derive(Clone, Debug)]
+struct ArgsPlan(std::sync::Arc<RecordPlan>);
+
+impl ArgsPlan {
+    fn of(params: &[Param]) -> Option<ArgsPlan> {
+        RecordPlan::of_params(params).ok().map(|p| ArgsPlan(std::sync::Arc::new(p)))
+    }
+}
+
+impl PartialEq for ArgsPlan {
+    fn eq(&self, _: &ArgsPlan) -> bool {
+        true
+    }
+}
+
 /// Converts one host value as typed by `record`.
 ///
 /// Errors name the position as `value [path]`; [`FunctionAbi::pack_args`]
 /// names the argument instead.
 pub fn value_to_vm<'v>(v: &'v Value<'_>, record: &TypeRecord) -> Result<Variant<'v>, Error> {
-    to_vm(v, record, &At::root(&Root::Value), Conv { casts: false })
+    RecordPlan::of_record(record)?.convert(v, &At::root(&Root::Value), Conv { casts: false })
 }
 
 /// Converts one VM value as typed by `record`.

@@ -680,3 +680,60 @@ fn structure_results_keep_their_kind_under_the_flat_rule() {
         "result [0]: expected i32, got list<?>"
     );
 }
+
+#[test]
+fn records_pack_through_one_plan_in_record_order() {
+    // Keys out of alphabetical order pack in the record's order, whatever
+    // the host dict's order; structures inside typed lists go through the
+    // elements' plan, with their paths.
+    let f = abi(
+        r#"{"a": [["sdict", ["y", "i32"], ["x", ["slist", "i8", "f64"]]], ["py_homogeneous_list", ["sdict", ["b", "i64"], ["a", "i8"]]]], "r": [], "v": 1}"#,
+    );
+    let plan = f.record_plan().unwrap();
+    assert_eq!(plan.plan().leaf_count(), 4);
+    assert_eq!(plan.leaf_record(3).unwrap().to_string(), "list[{b: i64, a: i8}]");
+    assert!(plan.leaf_record(4).is_none());
+    let x = Value::List(vec![Value::Int(-1), Value::Float(0.5)]);
+    let elems = Value::List(vec![
+        Value::dict([("a", Value::Int(1)), ("b", Value::Int(2))]),
+        Value::dict([("b", Value::Int(3)), ("a", Value::Int(4))]),
+    ]);
+    let want =
+        "list<?>[list<?>[i32 7, list<?>[i8 -1, f64 0.5]], list<!vm.list>[list<?>[i64 2, i8 1], list<?>[i64 3, i8 4]]]";
+    for d in
+        [Value::dict([("x", x.clone()), ("y", Value::Int(7))]), Value::dict([("y", Value::Int(7)), ("x", x.clone())])]
+    {
+        assert_eq!(f.pack_args(&[d, elems.clone()]).unwrap().to_string(), want);
+    }
+    let good = Value::dict([("y", Value::Int(7)), ("x", x.clone())]);
+    let pack = |d: Value<'static>, e: Value<'static>| msg(f.pack_args(&[d, e]).unwrap_err());
+    assert_eq!(
+        pack(Value::dict([("y", Value::Int(7)), ("x", Value::Int(3))]), elems.clone()),
+        r#"argument [0]["x"]: expected [i8, f64], got int 3"#
+    );
+    assert_eq!(
+        pack(Value::dict([("y", Value::Int(7)), ("x", Value::List(vec![Value::Int(1)]))]), elems.clone()),
+        r#"argument [0]["x"] ([i8, f64]): expected 2 items, got 1"#
+    );
+    assert_eq!(
+        pack(
+            Value::dict([("y", Value::Int(7)), ("x", Value::List(vec![Value::Int(300), Value::Float(0.5)]))]),
+            elems.clone()
+        ),
+        r#"argument [0]["x"][0]: 300 is out of range for i8 in -128..=127"#
+    );
+    let bad_elems = Value::List(vec![elems.as_sequence().unwrap()[0].clone(), Value::dict([("b", Value::Int(3))])]);
+    assert_eq!(pack(good.clone(), bad_elems), r#"argument [1][1] ({b: i64, a: i8}): missing key "a""#);
+    let bad_elems = Value::List(vec![Value::dict([("a", Value::Int(1)), ("b", Value::Float(2.5))])]);
+    assert_eq!(pack(good.clone(), bad_elems), r#"argument [1][0]["b"]: expected i64, got float 2.5"#);
+    // One record on its own: `value` paths.
+    let t = rec(r#"["sdict", ["q", ["slist", "i32"]]]"#);
+    assert_eq!(
+        msg(value_to_vm(&Value::dict([("q", Value::List(vec![Value::None]))]), &t).unwrap_err()),
+        r#"value ["q"][0]: expected i32, got None"#
+    );
+    assert_eq!(
+        msg(value_to_vm(&Value::dict([("r", Value::None)]), &t).unwrap_err()),
+        r#"value ({q: [i32]}): missing key "q""#
+    );
+}

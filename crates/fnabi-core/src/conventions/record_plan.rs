@@ -1,0 +1,330 @@
+//! [`RecordPlan`]: `iree.abi` records compiled once into a structure
+//! [`Plan`] (the `slist`/`stuple`/`sdict` records are its containers, in
+//! the records' key order) and a leaf record per slot; packing host values
+//! is one [`Plan::visit`] whose containers become `list<?>`s and whose
+//! leaves go through the leaf converters of `to_vm`.
+
+use super::*;
+use crate::structure::{Plan, PlanVisitor, VisitError};
+use fnabi_abi::structure::{Structure, StructureError, StructureErrorKind};
+use std::sync::Arc;
+
+/// Records compiled for packing host values (see the [module docs](self)):
+/// the parameters of a function ([`FunctionAbi::record_plan`]), or one
+/// record (the elements of a `py_homogeneous_list` or of an `ndarray` of
+/// references).
+///
+/// ```
+/// use fnabi_abi::reflection::FunctionReflection;
+/// use fnabi_core::conventions::FunctionAbi;
+/// let f = FunctionReflection::parse(r#"{"a": [["sdict", ["y", "f32"], ["x", ["slist", "i8", "i8"]]], "i64"], "r": [], "v": 1}"#).unwrap();
+/// let abi = FunctionAbi::from_reflection(&f);
+/// let plan = abi.record_plan().unwrap();
+/// // Leaves in the records' order: y, x[0], x[1], then the second argument.
+/// let leaves: Vec<String> = (0..4).map(|s| plan.leaf_record(s).unwrap().to_string()).collect();
+/// assert_eq!(leaves, ["f32", "i8", "i8", "i64"]);
+/// assert_eq!(plan.plan().leaf_count(), 4);
+/// ```
+#[derive(Clone, Debug)]
+pub struct RecordPlan {
+    plan: Plan,
+    /// The rule of each slot.
+    leaves: Vec<Leaf>,
+    /// The index path of each slot (for errors).
+    paths: Vec<IndexPath>,
+    /// The records of the root: the parameters (`params`), or one record.
+    root: RootRecords,
+}
+
+#[derive(Clone, Debug)]
+enum RootRecords {
+    Params(Vec<ParamType>),
+    One(TypeRecord),
+}
+
+/// How one leaf packs: by its record, with the compiled plan of its
+/// elements for the records that hold values of another record.
+#[derive(Clone, Debug)]
+enum Leaf {
+    Record { t: TypeRecord, elements: Option<Arc<RecordPlan>> },
+    Opaque(String),
+}
+
+impl RecordPlan {
+    /// The plan of a function's parameters: its root is the sequence of
+    /// the arguments.
+    pub(super) fn of_params(params: &[Param]) -> Result<RecordPlan, Error> {
+        let mut leaves = Vec::new();
+        let items = params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let s = match &p.ty {
+                    ParamType::Record(t) => shape(t, &mut leaves)?,
+                    ParamType::Opaque(name) => {
+                        leaves.push(Leaf::Opaque(name.clone()));
+                        Structure::Leaf(leaves.len() - 1)
+                    }
+                };
+                Ok((i, s))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        let root = RootRecords::Params(params.iter().map(|p| p.ty.clone()).collect());
+        RecordPlan::new(&Structure::Sequence(items), leaves, root)
+    }
+
+    /// The plan of one record.
+    pub(super) fn of_record(t: &TypeRecord) -> Result<RecordPlan, Error> {
+        let mut leaves = Vec::new();
+        let s = shape(t, &mut leaves)?;
+        RecordPlan::new(&s, leaves, RootRecords::One(t.clone()))
+    }
+
+    fn new(s: &Structure, leaves: Vec<Leaf>, root: RootRecords) -> Result<RecordPlan, Error> {
+        let plan = Plan::with_dict_order(s)?;
+        let paths = plan.leaf_paths();
+        Ok(RecordPlan { plan, leaves, paths, root })
+    }
+
+    /// The structure plan: containers are the structure records.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The record of leaf `slot` (`named` records unwrapped; `None` for an
+    /// opaque parameter or a slot out of range).
+    pub fn leaf_record(&self, slot: u32) -> Option<&TypeRecord> {
+        match self.leaves.get(slot as usize)? {
+            Leaf::Record { t, .. } => Some(t),
+            Leaf::Opaque(_) => None,
+        }
+    }
+
+    /// Packs the arguments (`args.len()` = the parameter count, checked by
+    /// the caller) into `out`.
+    pub(super) fn pack_args<'v>(&self, args: &'v [Value<'_>], out: &mut VmList<'v>, cx: Conv) -> Result<(), Error> {
+        let mut p = Packer { rp: self, base: Base::Args, stack: Vec::new(), out, cx };
+        match self.plan.visit_items(args, &mut p) {
+            Ok(()) => Ok(()),
+            Err(VisitError::Visitor(e)) => Err(e),
+            Err(VisitError::Structure(e)) => Err(self.structure_error(e, Base::Args, Located::Items(args))),
+        }
+    }
+
+    /// Converts one value of the record at `at`.
+    pub(super) fn convert<'v>(&self, v: &'v Value<'_>, at: &At<'_>, cx: Conv) -> Result<Variant<'v>, Error> {
+        if let ([leaf], Some(Structure::Leaf(_))) = (self.leaves.as_slice(), self.plan.structure()) {
+            // A leaf record: no walk.
+            return leaf_to_vm(v, leaf, at, cx);
+        }
+        let mut holder = VmList::variants(1);
+        let mut p = Packer { rp: self, base: Base::At(at), stack: Vec::new(), out: &mut holder, cx };
+        match self.plan.visit(v, &mut p) {
+            Ok(()) => Ok(holder.into_items().pop().unwrap_or(Variant::None)),
+            Err(VisitError::Visitor(e)) => Err(e),
+            Err(VisitError::Structure(e)) => Err(self.structure_error(e, Base::At(at), Located::One(v))),
+        }
+    }
+
+    /// The call error of a value that misses a structure record: the
+    /// record and the value at the error's path, as `to_vm` describes them.
+    #[cold]
+    fn structure_error(&self, e: StructureError, base: Base<'_>, value: Located<'_, '_>) -> Error {
+        let keys = &e.path().0;
+        let (record, v, rest) = match (&self.root, value) {
+            (RootRecords::Params(ps), Located::Items(args)) => match keys.split_first() {
+                Some((PathKey::Index(i), rest)) => {
+                    let t = match ps.get(*i) {
+                        Some(ParamType::Record(t)) => Some(t),
+                        _ => None,
+                    };
+                    (t, args.get(*i), rest)
+                }
+                _ => (None, None, &keys[..]),
+            },
+            (RootRecords::One(t), Located::One(v)) => (Some(t), Some(v), &keys[..]),
+            _ => (None, None, &keys[..]),
+        };
+        let record = record.and_then(|t| record_at(t, rest));
+        let v = v.and_then(|v| value_at(v, rest));
+        base.with_at(keys, |at| {
+            let note: &dyn fmt::Display = match record {
+                Some(t) => t,
+                None => &"the parameters",
+            };
+            match e.kind() {
+                StructureErrorKind::Expected { got, .. } => match v {
+                    Some(v) => at.kind_err(note, describe(v)),
+                    None => at.kind_err(note, got),
+                },
+                StructureErrorKind::Length { has, needs } if keys.is_empty() && matches!(base, Base::Args) => {
+                    CallError::argument(CallErrorKind::Arity { expected: *needs, at_least: false, got: *has }).into()
+                }
+                StructureErrorKind::Length { has, needs } => {
+                    at.err_in(note, CallErrorKind::Length { expected: *needs, got: *has })
+                }
+                StructureErrorKind::MissingKey(k) => at.err_in(note, CallErrorKind::MissingKey(k.clone())),
+                StructureErrorKind::UnexpectedKey(k) => at.err_in(note, CallErrorKind::UnexpectedKey(k.clone())),
+                _ => at.err(CallErrorKind::Invalid(e.to_string())),
+            }
+        })
+    }
+}
+
+/// The structure of record `t`: its structure records become containers
+/// (dicts in the record's key order), every other record a leaf (its raw
+/// index = its position in the VM's order).
+fn shape(t: &TypeRecord, leaves: &mut Vec<Leaf>) -> Result<Structure, Error> {
+    Ok(match t {
+        TypeRecord::Named(_, inner) => shape(inner, leaves)?,
+        TypeRecord::SList(ts) | TypeRecord::STuple(ts) => Structure::Sequence(
+            ts.iter().enumerate().map(|(i, t)| Ok((i, shape(t, leaves)?))).collect::<Result<_, Error>>()?,
+        ),
+        TypeRecord::SDict(es) | TypeRecord::SDictKwargs(es) => {
+            Structure::Dict(es.iter().map(|(k, t)| Ok((k.clone(), shape(t, leaves)?))).collect::<Result<_, Error>>()?)
+        }
+        t => {
+            let elements = match t {
+                TypeRecord::PyHomogeneousList(elem) => Some(Arc::new(RecordPlan::of_record(elem)?)),
+                TypeRecord::NdArray(a) if !a.is_numeric() => Some(Arc::new(RecordPlan::of_record(&a.element)?)),
+                _ => None,
+            };
+            leaves.push(Leaf::Record { t: t.clone(), elements });
+            Structure::Leaf(leaves.len() - 1)
+        }
+    })
+}
+
+/// The record at `keys` below `t` (`named` records unwrapped).
+fn record_at<'t>(mut t: &'t TypeRecord, keys: &[PathKey]) -> Option<&'t TypeRecord> {
+    for k in keys {
+        t = match (t.unnamed(), k) {
+            (TypeRecord::SList(ts) | TypeRecord::STuple(ts), PathKey::Index(i)) => ts.get(*i)?,
+            (TypeRecord::SDict(es) | TypeRecord::SDictKwargs(es), PathKey::Name(n)) => {
+                &es.iter().find(|(e, _)| e == n)?.1
+            }
+            _ => return None,
+        };
+    }
+    Some(t.unnamed())
+}
+
+/// The value at `keys` below `v`.
+fn value_at<'v, 'a>(mut v: &'v Value<'a>, keys: &[PathKey]) -> Option<&'v Value<'a>> {
+    for k in keys {
+        v = match (v, k) {
+            (Value::List(items) | Value::Tuple(items), PathKey::Index(i)) => items.get(*i)?,
+            (Value::Dict(d), PathKey::Name(n)) => d.get(n)?,
+            _ => return None,
+        };
+    }
+    Some(v)
+}
+
+/// Where a walk's paths start: argument `path[0]`, or a position.
+#[derive(Clone, Copy)]
+enum Base<'p> {
+    Args,
+    At(&'p At<'p>),
+}
+
+/// The value a walk started from.
+#[derive(Clone, Copy)]
+enum Located<'v, 'a> {
+    Items(&'v [Value<'a>]),
+    One(&'v Value<'a>),
+}
+
+impl Base<'_> {
+    /// Calls `f` with the position of index path `keys` (from the walk's root).
+    fn with_at<R>(self, keys: &[PathKey], f: impl FnOnce(&At<'_>) -> R) -> R {
+        match self {
+            Base::Args => match keys.split_first() {
+                Some((PathKey::Index(i), rest)) => {
+                    let root = Root::Arg(*i);
+                    let at = At::root(&root);
+                    f(&at.keys(rest))
+                }
+                _ => {
+                    let root = Root::Args;
+                    f(&At::root(&root))
+                }
+            },
+            Base::At(at) => f(&at.keys(keys)),
+        }
+    }
+}
+
+/// The visitor of packing: containers become `list<?>`s, leaves VM values.
+struct Packer<'r, 'o, 'v> {
+    rp: &'r RecordPlan,
+    base: Base<'r>,
+    /// The open lists, innermost last.
+    stack: Vec<VmList<'v>>,
+    /// Where the walk's root items go.
+    out: &'o mut VmList<'v>,
+    cx: Conv,
+}
+
+impl<'v> Packer<'_, '_, 'v> {
+    fn top(&mut self) -> &mut VmList<'v> {
+        match self.stack.last_mut() {
+            Some(l) => l,
+            None => self.out,
+        }
+    }
+}
+
+impl<'v, 'a: 'v> PlanVisitor<'v, 'a> for Packer<'_, '_, 'v> {
+    type Error = Error;
+
+    fn open_seq(&mut self, len: usize) -> Result<(), Error> {
+        self.stack.push(VmList::variants(len));
+        Ok(())
+    }
+
+    fn open_dict(&mut self, len: usize) -> Result<(), Error> {
+        self.stack.push(VmList::variants(len));
+        Ok(())
+    }
+
+    fn close(&mut self) -> Result<(), Error> {
+        let l = self.stack.pop().ok_or_else(|| Error::invalid_argument("a list closed that was not opened"))?;
+        self.top().push(Variant::list(l))
+    }
+
+    fn gap(&mut self) -> Result<(), Error> {
+        self.top().push(Variant::None)
+    }
+
+    fn leaf(&mut self, slot: u32, v: &'v Value<'a>) -> Result<(), Error> {
+        let (rp, cx) = (self.rp, self.cx);
+        let (Some(leaf), Some(path)) = (rp.leaves.get(slot as usize), rp.paths.get(slot as usize)) else {
+            return Err(Error::invalid_argument(format!("no leaf {slot} in the record plan")));
+        };
+        let x = self.base.with_at(&path.0, |at| leaf_to_vm(v, leaf, at, cx))?;
+        self.top().push(x)
+    }
+}
+
+/// Converts a leaf value by its rule.
+fn leaf_to_vm<'v>(v: &'v Value<'_>, leaf: &Leaf, at: &At<'_>, cx: Conv) -> Result<Variant<'v>, Error> {
+    let (t, elements) = match leaf {
+        Leaf::Record { t, elements } => (t, elements.as_deref()),
+        Leaf::Opaque(name) => return Err(at.kind_err(format!("a {name} (not made from host values)"), describe(v))),
+    };
+    match (t, elements) {
+        (TypeRecord::Unknown, _) => dynamic_to_vm(v, at),
+        (TypeRecord::Null, _) => match v {
+            Value::None => Ok(Variant::None),
+            _ => Err(at.kind_err("None (a null slot)", describe(v))),
+        },
+        (TypeRecord::Primitive(p), _) => scalar_to_vm(v, *p, at),
+        (TypeRecord::NdArray(a), _) if a.is_numeric() => ndarray_to_vm(v, a, t, at, cx),
+        (TypeRecord::NdArray(a), Some(elements)) => ref_array_to_vm(v, a, t, elements, at, cx),
+        (TypeRecord::PyHomogeneousList(elem), Some(elements)) => py_list_to_vm(v, elem, t, elements, at, cx),
+        // Structure and `named` records are never leaves; every record
+        // that holds others has its elements' plan.
+        _ => Err(at.err(CallErrorKind::Invalid(format!("{t} is not a leaf record")))),
+    }
+}
