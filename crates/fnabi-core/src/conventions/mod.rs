@@ -54,6 +54,14 @@
 //! keys are errors), sequence lengths, and results against their records.
 //! A signless record integer (`i8`) accepts host arrays of either
 //! signedness of its width, since MLIR's integers are signless.
+//!
+//! Arguments bind through the same [`Plan`](crate::structure::Plan) as
+//! MLIR's: a function's parameter records compile once into a
+//! [`RecordPlan`], whose containers are the structure records and whose
+//! leaves are the other records; [`FunctionAbi::pack_args`] is one walk of
+//! it (containers become `list<?>`s, leaves go through the converter of
+//! their record), and a backend's fast path walks the same plan. Results
+//! are unpacked by a recursive walk of their records.
 use fnabi_abi::limits::MAX_DEPTH;
 
 use crate::array::Array;

@@ -9,10 +9,12 @@ use crate::structure::{Plan, PlanVisitor, VisitError};
 use fnabi_abi::structure::{Structure, StructureError, StructureErrorKind};
 use std::sync::Arc;
 
-/// Records compiled for packing host values (see the [module docs](self)):
-/// the parameters of a function ([`FunctionAbi::record_plan`]), or one
-/// record (the elements of a `py_homogeneous_list` or of an `ndarray` of
-/// references).
+/// `iree.abi` records compiled for packing host values: a structure
+/// [`Plan`] whose containers are the `slist`/`stuple`/`sdict` records (in
+/// the records' key order) and a leaf record per slot. Made for the
+/// parameters of a function ([`FunctionAbi::record_plan`]: its root is the
+/// sequence of the arguments), or for one record (the elements of a
+/// `py_homogeneous_list` or of an `ndarray` of references).
 ///
 /// ```
 /// use fnabi_abi::reflection::FunctionReflection;
