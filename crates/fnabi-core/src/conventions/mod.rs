@@ -61,14 +61,14 @@
 //! leaves are the other records; [`FunctionAbi::pack_args`] is one walk of
 //! it (containers become `list<?>`s, leaves go through the converter of
 //! their record), and a backend's fast path walks the same plan. Results
-//! are unpacked by a recursive walk of their records.
+//! unpack along the plans of their records, built from the VM lists.
 use fnabi_abi::limits::MAX_DEPTH;
 
 use crate::array::Array;
 use crate::bind::bind_arguments;
 pub use crate::error::CallError;
 use crate::error::{CallErrorKind, CallSide, Error};
-use crate::value::{Dict, Key, Value};
+use crate::value::{Key, Value};
 use crate::vm::{
     BufferView, CallingConvention, ListElementType, RefType, ShapeDisplay, ValueType, Variant, VmList, VmRef,
 };
@@ -86,6 +86,7 @@ mod to_vm;
 use casts::*;
 use from_vm::*;
 use path::*;
+use record_plan::Leaf;
 pub use record_plan::RecordPlan;
 use to_vm::*;
 
@@ -258,6 +259,9 @@ pub struct FunctionAbi {
     /// not compile: `pack_args` then reports why).
     args_plan: Option<ArgsPlan>,
     results: Option<Vec<ParamType>>,
+    /// The result records compiled (`None` in dynamic mode, or when one
+    /// does not compile: `unpack_results` then reports why).
+    results_plan: Option<ResultsPlan>,
     kwargs_param: Option<usize>,
     model: InvocationModel,
     packing: ResultPacking,
@@ -273,6 +277,7 @@ impl FunctionAbi {
             params: None,
             args_plan: None,
             results: None,
+            results_plan: None,
             kwargs_param: None,
             model: InvocationModel::Sync,
             packing: ResultPacking::Auto,
@@ -296,8 +301,9 @@ impl FunctionAbi {
         // Only a last `sdict_kwargs` collects keywords (the parser allows no
         // other); one built by hand elsewhere is an ordinary dict.
         let kwargs_param = f.a.len().checked_sub(1).filter(|&i| matches!(f.a[i], TypeRecord::SDictKwargs(_)));
-        let results = f.r.iter().map(|t| ParamType::Record(t.unnamed().clone())).collect();
+        let results: Vec<ParamType> = f.r.iter().map(|t| ParamType::Record(t.unnamed().clone())).collect();
         FunctionAbi {
+            results_plan: ResultsPlan::of(&results),
             mode: AbiMode::Reflection,
             args_plan: ArgsPlan::of(&params),
             params: Some(params),
@@ -316,11 +322,13 @@ impl FunctionAbi {
             None => ParamType::Opaque(p.ty.to_string()),
         };
         let params: Vec<Param> = d.args.iter().map(|p| Param { name: None, ty: ty(p) }).collect();
+        let results: Vec<ParamType> = d.results.iter().map(ty).collect();
         FunctionAbi {
             mode: AbiMode::Declaration,
             args_plan: ArgsPlan::of(&params),
             params: Some(params),
-            results: Some(d.results.iter().map(ty).collect()),
+            results_plan: ResultsPlan::of(&results),
+            results: Some(results),
             model: d.model,
             ..FunctionAbi::dynamic()
         }
@@ -502,7 +510,11 @@ impl FunctionAbi {
             };
             if flat {
                 let list = VmList::from_variants(results);
-                return structure_from_vm(list, t, &At::root(&Root::Results), cx);
+                let at = At::root(&Root::Results);
+                return match self.results_plan.as_ref().and_then(|p| p.0.first()).and_then(Option::as_ref) {
+                    Some(plan) => plan.unpack_items(list, &at, cx),
+                    None => RecordPlan::of_record(t)?.unpack_items(list, &at, cx),
+                };
             }
         }
         if results.len() != rs.len() {
@@ -520,9 +532,10 @@ impl FunctionAbi {
             .map(|(i, (x, t))| {
                 let root = Root::Result(i);
                 let at = At::root(&root);
-                match t {
-                    ParamType::Record(t) => from_vm(x, t, &at, cx),
-                    ParamType::Opaque(name) => Err(at.kind_err("a value the host can hold", name)),
+                match (t, self.results_plan.as_ref().and_then(|p| p.0.get(i)).and_then(Option::as_ref)) {
+                    (ParamType::Record(_), Some(plan)) => plan.unpack(x, &at, cx),
+                    (ParamType::Record(t), None) => RecordPlan::of_record(t)?.unpack(x, &at, cx),
+                    (ParamType::Opaque(name), _) => Err(at.kind_err("a value the host can hold", name)),
                 }
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -554,6 +567,30 @@ impl ArgsPlan {
     }
 }
 
+/// A function's compiled result records (`None` for an opaque one).
+#[derive(Clone, Debug)]
+struct ResultsPlan(std::sync::Arc<Vec<Option<RecordPlan>>>);
+
+impl ResultsPlan {
+    fn of(results: &[ParamType]) -> Option<ResultsPlan> {
+        let plans = results
+            .iter()
+            .map(|r| match r {
+                ParamType::Record(t) => RecordPlan::of_record(t).map(Some),
+                ParamType::Opaque(_) => Ok(None),
+            })
+            .collect::<Result<Vec<_>, Error>>()
+            .ok()?;
+        Some(ResultsPlan(std::sync::Arc::new(plans)))
+    }
+}
+
+impl PartialEq for ResultsPlan {
+    fn eq(&self, _: &ResultsPlan) -> bool {
+        true
+    }
+}
+
 impl PartialEq for ArgsPlan {
     fn eq(&self, _: &ArgsPlan) -> bool {
         true
@@ -570,7 +607,7 @@ pub fn value_to_vm<'v>(v: &'v Value<'_>, record: &TypeRecord) -> Result<Variant<
 
 /// Converts one VM value as typed by `record`.
 pub fn value_from_vm<'a>(x: Variant<'a>, record: &TypeRecord) -> Result<Value<'a>, Error> {
-    from_vm(x, record, &At::root(&Root::Value), Conv { casts: false })
+    RecordPlan::of_record(record)?.unpack(x, &At::root(&Root::Value), Conv { casts: false })
 }
 
 /// The VM element type of a typed list of `record` values.

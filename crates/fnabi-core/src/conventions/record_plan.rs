@@ -2,10 +2,12 @@
 //! [`Plan`] (the `slist`/`stuple`/`sdict` records are its containers, in
 //! the records' key order) and a leaf record per slot; packing host values
 //! is one [`Plan::visit`] whose containers become `list<?>`s and whose
-//! leaves go through the leaf converters of `to_vm`.
+//! leaves go through the leaf converters of `to_vm`, and unpacking VM
+//! values one [`Plan::build_with`] whose containers come from VM lists and
+//! whose leaves go through those of `from_vm`.
 
 use super::*;
-use crate::structure::{Plan, PlanVisitor, VisitError};
+use crate::structure::{Plan, PlanSource, PlanVisitor, VisitError};
 use fnabi_abi::structure::{Structure, StructureError, StructureErrorKind};
 use std::sync::Arc;
 
@@ -34,6 +36,9 @@ pub struct RecordPlan {
     leaves: Vec<Leaf>,
     /// The index path of each slot (for errors).
     paths: Vec<IndexPath>,
+    /// Each container, in the order a walk opens them (depth-first, in
+    /// the records' order).
+    containers: Vec<Container>,
     /// The records of the root: the parameters (`params`), or one record.
     root: RootRecords,
 }
@@ -44,10 +49,18 @@ enum RootRecords {
     One(TypeRecord),
 }
 
+/// One container of a plan: its path and its record (`None`: the
+/// arguments as a whole).
+#[derive(Clone, Debug)]
+struct Container {
+    path: IndexPath,
+    record: Option<TypeRecord>,
+}
+
 /// How one leaf packs: by its record, with the compiled plan of its
 /// elements for the records that hold values of another record.
 #[derive(Clone, Debug)]
-enum Leaf {
+pub(super) enum Leaf {
     Record { t: TypeRecord, elements: Option<Arc<RecordPlan>> },
     Opaque(String),
 }
@@ -56,36 +69,39 @@ impl RecordPlan {
     /// The plan of a function's parameters: its root is the sequence of
     /// the arguments.
     pub(super) fn of_params(params: &[Param]) -> Result<RecordPlan, Error> {
-        let mut leaves = Vec::new();
+        let mut b = Shaper::default();
+        b.containers.push(Container { path: IndexPath::root(), record: None });
         let items = params
             .iter()
             .enumerate()
             .map(|(i, p)| {
+                b.path.push(PathKey::Index(i));
                 let s = match &p.ty {
-                    ParamType::Record(t) => shape(t, &mut leaves)?,
+                    ParamType::Record(t) => b.shape(t)?,
                     ParamType::Opaque(name) => {
-                        leaves.push(Leaf::Opaque(name.clone()));
-                        Structure::Leaf(leaves.len() - 1)
+                        b.leaves.push(Leaf::Opaque(name.clone()));
+                        Structure::Leaf(b.leaves.len() - 1)
                     }
                 };
+                b.path.pop();
                 Ok((i, s))
             })
             .collect::<Result<Vec<_>, Error>>()?;
         let root = RootRecords::Params(params.iter().map(|p| p.ty.clone()).collect());
-        RecordPlan::new(&Structure::Sequence(items), leaves, root)
+        RecordPlan::new(&Structure::Sequence(items), b, root)
     }
 
     /// The plan of one record.
     pub(super) fn of_record(t: &TypeRecord) -> Result<RecordPlan, Error> {
-        let mut leaves = Vec::new();
-        let s = shape(t, &mut leaves)?;
-        RecordPlan::new(&s, leaves, RootRecords::One(t.clone()))
+        let mut b = Shaper::default();
+        let s = b.shape(t)?;
+        RecordPlan::new(&s, b, RootRecords::One(t.clone()))
     }
 
-    fn new(s: &Structure, leaves: Vec<Leaf>, root: RootRecords) -> Result<RecordPlan, Error> {
+    fn new(s: &Structure, b: Shaper, root: RootRecords) -> Result<RecordPlan, Error> {
         let plan = Plan::with_dict_order(s)?;
         let paths = plan.leaf_paths();
-        Ok(RecordPlan { plan, leaves, paths, root })
+        Ok(RecordPlan { plan, leaves: b.leaves, paths, containers: b.containers, root })
     }
 
     /// The structure plan: containers are the structure records.
@@ -125,6 +141,32 @@ impl RecordPlan {
             Ok(()) => Ok(holder.into_items().pop().unwrap_or(Variant::None)),
             Err(VisitError::Visitor(e)) => Err(e),
             Err(VisitError::Structure(e)) => Err(self.structure_error(e, Base::At(at), Located::One(v))),
+        }
+    }
+
+    /// Converts one VM value of the record at `at`.
+    pub(super) fn unpack<'a>(&self, x: Variant<'a>, at: &At<'_>, cx: Conv) -> Result<Value<'a>, Error> {
+        if let ([leaf], Some(Structure::Leaf(_))) = (self.leaves.as_slice(), self.plan.structure()) {
+            // A leaf record: no walk.
+            return leaf_from_vm(x, leaf, at, cx);
+        }
+        self.plan.build_with(&mut Unpacker::new(self, at, Some(x), None, cx))
+    }
+
+    /// Converts the VM values `l` that are the items of the record's root
+    /// container (IREE's flat reading of a structure result) at `at`.
+    pub(super) fn unpack_items<'a>(&self, l: VmList<'a>, at: &At<'_>, cx: Conv) -> Result<Value<'a>, Error> {
+        if self.containers.is_empty() {
+            return Err(at.kind_err("a structure record", self.root_display()));
+        }
+        self.plan.build_with(&mut Unpacker::new(self, at, None, Some(l), cx))
+    }
+
+    /// The root record, for messages.
+    fn root_display(&self) -> String {
+        match &self.root {
+            RootRecords::One(t) => t.to_string(),
+            RootRecords::Params(_) => "the parameters".into(),
         }
     }
 
@@ -173,28 +215,54 @@ impl RecordPlan {
     }
 }
 
-/// The structure of record `t`: its structure records become containers
-/// (dicts in the record's key order), every other record a leaf (its raw
-/// index = its position in the VM's order).
-fn shape(t: &TypeRecord, leaves: &mut Vec<Leaf>) -> Result<Structure, Error> {
-    Ok(match t {
-        TypeRecord::Named(_, inner) => shape(inner, leaves)?,
-        TypeRecord::SList(ts) | TypeRecord::STuple(ts) => Structure::Sequence(
-            ts.iter().enumerate().map(|(i, t)| Ok((i, shape(t, leaves)?))).collect::<Result<_, Error>>()?,
-        ),
-        TypeRecord::SDict(es) | TypeRecord::SDictKwargs(es) => {
-            Structure::Dict(es.iter().map(|(k, t)| Ok((k.clone(), shape(t, leaves)?))).collect::<Result<_, Error>>()?)
+/// Builds the structure of records, collecting leaves and containers.
+#[derive(Default)]
+struct Shaper {
+    leaves: Vec<Leaf>,
+    containers: Vec<Container>,
+    /// Where `shape` is.
+    path: Vec<PathKey>,
+}
+
+impl Shaper {
+    /// The structure of record `t`: its structure records become
+    /// containers (dicts in the record's key order), every other record a
+    /// leaf (its raw index = its position in the VM's order).
+    fn shape(&mut self, t: &TypeRecord) -> Result<Structure, Error> {
+        let t = t.unnamed();
+        if t.is_structure() {
+            self.containers.push(Container { path: IndexPath(self.path.clone()), record: Some(t.clone()) });
         }
-        t => {
-            let elements = match t {
-                TypeRecord::PyHomogeneousList(elem) => Some(Arc::new(RecordPlan::of_record(elem)?)),
-                TypeRecord::NdArray(a) if !a.is_numeric() => Some(Arc::new(RecordPlan::of_record(&a.element)?)),
-                _ => None,
-            };
-            leaves.push(Leaf::Record { t: t.clone(), elements });
-            Structure::Leaf(leaves.len() - 1)
-        }
-    })
+        Ok(match t {
+            TypeRecord::SList(ts) | TypeRecord::STuple(ts) => Structure::Sequence(
+                ts.iter()
+                    .enumerate()
+                    .map(|(i, t)| Ok((i, self.within(PathKey::Index(i), t)?)))
+                    .collect::<Result<_, Error>>()?,
+            ),
+            TypeRecord::SDict(es) | TypeRecord::SDictKwargs(es) => Structure::Dict(
+                es.iter()
+                    .map(|(k, t)| Ok((k.clone(), self.within(PathKey::Name(k.clone()), t)?)))
+                    .collect::<Result<_, Error>>()?,
+            ),
+            t => {
+                let elements = match t {
+                    TypeRecord::PyHomogeneousList(elem) => Some(Arc::new(RecordPlan::of_record(elem)?)),
+                    TypeRecord::NdArray(a) if !a.is_numeric() => Some(Arc::new(RecordPlan::of_record(&a.element)?)),
+                    _ => None,
+                };
+                self.leaves.push(Leaf::Record { t: t.clone(), elements });
+                Structure::Leaf(self.leaves.len() - 1)
+            }
+        })
+    }
+
+    fn within(&mut self, key: PathKey, t: &TypeRecord) -> Result<Structure, Error> {
+        self.path.push(key);
+        let s = self.shape(t);
+        self.path.pop();
+        s
+    }
 }
 
 /// The record at `keys` below `t` (`named` records unwrapped).
@@ -328,5 +396,112 @@ fn leaf_to_vm<'v>(v: &'v Value<'_>, leaf: &Leaf, at: &At<'_>, cx: Conv) -> Resul
         // Structure and `named` records are never leaves; every record
         // that holds others has its elements' plan.
         _ => Err(at.err(CallErrorKind::Invalid(format!("{t} is not a leaf record")))),
+    }
+}
+
+/// The source of unpacking: containers from VM lists (checked against
+/// their records), leaves through the leaf converters.
+struct Unpacker<'r, 'p, 'a> {
+    rp: &'r RecordPlan,
+    base: &'p At<'p>,
+    /// The root value (taken by the first request).
+    pending: Option<Variant<'a>>,
+    /// The root container's items, when the caller has them as a list.
+    root_items: Option<VmList<'a>>,
+    /// The open containers: their index and their remaining items.
+    stack: Vec<(usize, std::vec::IntoIter<Variant<'a>>)>,
+    /// Containers opened so far.
+    opened: usize,
+    /// The container closed last.
+    closed: usize,
+    cx: Conv,
+}
+
+impl<'r, 'p, 'a> Unpacker<'r, 'p, 'a> {
+    fn new(
+        rp: &'r RecordPlan,
+        base: &'p At<'p>,
+        pending: Option<Variant<'a>>,
+        root_items: Option<VmList<'a>>,
+        cx: Conv,
+    ) -> Self {
+        Unpacker { rp, base, pending, root_items, stack: Vec::new(), opened: 0, closed: 0, cx }
+    }
+
+    /// The next VM value of the innermost open container (or the root).
+    fn next(&mut self) -> Variant<'a> {
+        let next = match self.stack.last_mut() {
+            Some((_, items)) => items.next(),
+            None => self.pending.take(),
+        };
+        // Lengths are checked when a container opens.
+        next.unwrap_or(Variant::None)
+    }
+
+    fn open(&mut self, len: usize) -> Result<(), Error> {
+        let (rp, base) = (self.rp, self.base);
+        let idx = self.opened;
+        self.opened += 1;
+        let Some(c) = rp.containers.get(idx) else {
+            return Err(Error::invalid_argument(format!("no container {idx} in the record plan")));
+        };
+        let note: &dyn fmt::Display = match &c.record {
+            Some(t) => t,
+            None => &"the parameters",
+        };
+        let l = match (self.stack.is_empty(), self.root_items.take()) {
+            (true, Some(l)) => l,
+            (_, items) => {
+                self.root_items = items;
+                let x = self.next();
+                Base::At(base).with_at(&c.path.0, |at| take_list(x, note, at))?
+            }
+        };
+        if l.len() != len {
+            return Err(Base::At(base)
+                .with_at(&c.path.0, |at| at.err_in(note, CallErrorKind::Length { expected: len, got: l.len() })));
+        }
+        self.stack.push((idx, l.into_items().into_iter()));
+        Ok(())
+    }
+}
+
+impl<'a> PlanSource<'a> for Unpacker<'_, '_, 'a> {
+    type Error = Error;
+
+    fn open_seq(&mut self, len: usize) -> Result<(), Error> {
+        self.open(len)
+    }
+
+    fn open_dict(&mut self, len: usize) -> Result<(), Error> {
+        self.open(len)
+    }
+
+    fn close(&mut self) -> Result<(), Error> {
+        let (idx, _) = self.stack.pop().ok_or_else(|| Error::invalid_argument("a list closed that was not opened"))?;
+        self.closed = idx;
+        Ok(())
+    }
+
+    fn gap(&mut self) -> Result<(), Error> {
+        self.next();
+        Ok(())
+    }
+
+    fn leaf(&mut self, slot: u32) -> Result<Value<'a>, Error> {
+        let (rp, base, cx) = (self.rp, self.base, self.cx);
+        let (Some(leaf), Some(path)) = (rp.leaves.get(slot as usize), rp.paths.get(slot as usize)) else {
+            return Err(Error::invalid_argument(format!("no leaf {slot} in the record plan")));
+        };
+        let x = self.next();
+        Base::At(base).with_at(&path.0, |at| leaf_from_vm(x, leaf, at, cx))
+    }
+
+    /// `stuple` records are tuples; `slist`, lists.
+    fn sequence(&mut self, items: Vec<Value<'a>>) -> Value<'a> {
+        match self.rp.containers.get(self.closed).and_then(|c| c.record.as_ref()) {
+            Some(TypeRecord::STuple(_)) => Value::Tuple(items),
+            _ => Value::List(items),
+        }
     }
 }

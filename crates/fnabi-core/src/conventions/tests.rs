@@ -737,3 +737,59 @@ fn records_pack_through_one_plan_in_record_order() {
         r#"value ({q: [i32]}): missing key "q""#
     );
 }
+
+#[test]
+fn results_unpack_along_the_plans_of_their_records() {
+    // Dicts come back in the record's key order, stuples as tuples, also
+    // inside typed lists; errors name the path of the part at fault.
+    let f = abi(
+        r#"{"a": [], "r": [["sdict", ["y", "i32"], ["x", ["stuple", "i8", ["slist", "f64"]]]], ["py_homogeneous_list", ["stuple", "i64", "i1"]]], "v": 1}"#,
+    );
+    let l = |items: Vec<Variant<'static>>| Variant::list(VmList::from_variants(items));
+    let first = || l(vec![Variant::I32(7), l(vec![Variant::I8(-1), l(vec![Variant::F64(0.5)])])]);
+    let second = || l(vec![l(vec![Variant::I64(3), Variant::I32(1)]), l(vec![Variant::I64(4), Variant::I32(0)])]);
+    let got = f.unpack_results(vec![first(), second()]).unwrap();
+    let want = Value::Tuple(vec![
+        Value::dict([
+            ("y", Value::Int(7)),
+            ("x", Value::Tuple(vec![Value::Int(-1), Value::List(vec![Value::Float(0.5)])])),
+        ]),
+        Value::List(vec![
+            Value::Tuple(vec![Value::Int(3), Value::Bool(true)]),
+            Value::Tuple(vec![Value::Int(4), Value::Bool(false)]),
+        ]),
+    ]);
+    assert_eq!(got, want);
+    let Value::Tuple(parts) = &got else { unreachable!() };
+    let Value::Dict(d) = &parts[0] else { unreachable!() };
+    assert_eq!(d.keys().map(|k| &**k).collect::<Vec<_>>(), ["y", "x"]);
+
+    let short = l(vec![Variant::I32(7), l(vec![Variant::I8(-1)])]);
+    assert_eq!(
+        msg(f.unpack_results(vec![short, second()]).unwrap_err()),
+        r#"result [0]["x"] ((i8, [f64])): expected 2 items, got 1"#
+    );
+    let not_list = l(vec![Variant::I32(7), l(vec![Variant::I8(-1), Variant::F64(0.5)])]);
+    assert_eq!(
+        msg(f.unpack_results(vec![not_list, second()]).unwrap_err()),
+        r#"result [0]["x"][1]: expected a list ([f64]), got f64"#
+    );
+    let bad_elem = l(vec![l(vec![Variant::I64(3), Variant::I32(2)])]);
+    assert_eq!(
+        msg(f.unpack_results(vec![first(), bad_elem]).unwrap_err()),
+        "result [1][0][1]: 2 is out of range for i1 in 0..=1"
+    );
+    let short_elem = l(vec![l(vec![Variant::I64(3)])]);
+    assert_eq!(
+        msg(f.unpack_results(vec![first(), short_elem]).unwrap_err()),
+        "result [1][0] ((i64, i1)): expected 2 items, got 1"
+    );
+    // One record on its own.
+    let t = rec(r#"["sdict", ["b", "i8"], ["a", ["stuple"]]]"#);
+    let v = value_from_vm(l(vec![Variant::I8(1), l(vec![])]), &t).unwrap();
+    assert_eq!(v, Value::dict([("b", Value::Int(1)), ("a", Value::Tuple(vec![]))]));
+    assert_eq!(
+        msg(value_from_vm(l(vec![Variant::I8(1)]), &t).unwrap_err()),
+        "value ({b: i8, a: ()}): expected 2 items, got 1"
+    );
+}

@@ -125,6 +125,33 @@ pub trait PlanVisitor<'v, 'a: 'v> {
     fn leaf(&mut self, slot: u32, value: &'v Value<'a>) -> Result<(), Self::Error>;
 }
 
+/// Where a [`Plan::build_with`] takes a value's parts from: told about
+/// each container as the build opens and closes it (depth-first, in the
+/// structure's order, as a [`visit`](Plan::visit) reports them), and asked
+/// for each leaf. An error stops the build.
+pub trait PlanSource<'a> {
+    /// Why the source stops a build.
+    type Error;
+    /// A sequence of `len` items (gaps included) begins.
+    fn open_seq(&mut self, len: usize) -> Result<(), Self::Error>;
+    /// A dict of `len` items begins.
+    fn open_dict(&mut self, len: usize) -> Result<(), Self::Error>;
+    /// The innermost open container ends.
+    fn close(&mut self) -> Result<(), Self::Error>;
+    /// A gap slot of a sequence (built as `None`).
+    #[inline(always)]
+    fn gap(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    /// The leaf of slot `slot`.
+    fn leaf(&mut self, slot: u32) -> Result<Value<'a>, Self::Error>;
+    /// The value of the sequence just closed, from its items (a list by default).
+    #[inline(always)]
+    fn sequence(&mut self, items: Vec<Value<'a>>) -> Value<'a> {
+        Value::List(items)
+    }
+}
+
 /// Why a [`Plan::visit`] stopped: the value does not fit the structure
 /// (the error's path says where), or the visitor stopped it.
 #[derive(Clone, Debug, PartialEq)]
@@ -759,6 +786,80 @@ impl Plan {
             let mut leaves = leaves;
             self.build(0, &mut BySlot(&mut leaves))
         })
+    }
+
+    /// Builds a value of the structure with the parts `source` gives:
+    /// sequences (as [`PlanSource::sequence`] makes them, lists by
+    /// default; gaps `None`) and dicts (in the plan's key order) around
+    /// the leaves it returns. An empty side builds `None`.
+    ///
+    /// ```
+    /// use fnabi_core::structure::{Plan, PlanSource, Structure};
+    /// use fnabi_core::Value;
+    /// // {"b": [$0, $1], "a": $2}, leaves from a counter, sequences as tuples
+    /// struct Count(i64);
+    /// impl<'a> PlanSource<'a> for Count {
+    ///     type Error = String;
+    ///     fn open_seq(&mut self, len: usize) -> Result<(), String> { if len < 3 { Ok(()) } else { Err("long".into()) } }
+    ///     fn open_dict(&mut self, _: usize) -> Result<(), String> { Ok(()) }
+    ///     fn close(&mut self) -> Result<(), String> { Ok(()) }
+    ///     fn leaf(&mut self, slot: u32) -> Result<Value<'a>, String> { self.0 += 1; Ok(Value::Int(10 * self.0 + slot as i64)) }
+    ///     fn sequence(&mut self, items: Vec<Value<'a>>) -> Value<'a> { Value::Tuple(items) }
+    /// }
+    /// let s = Structure::Dict(vec![
+    ///     ("b".into(), Structure::Sequence(vec![(0, Structure::Leaf(0)), (1, Structure::Leaf(1))])),
+    ///     ("a".into(), Structure::Leaf(2)),
+    /// ]);
+    /// let plan = Plan::with_dict_order(&s).unwrap();
+    /// let v = plan.build_with(&mut Count(0)).unwrap();
+    /// let want = Value::dict([("b", Value::Tuple(vec![Value::Int(10), Value::Int(21)])), ("a", Value::Int(32))]);
+    /// assert_eq!(v, want);
+    /// ```
+    pub fn build_with<'a, S: PlanSource<'a>>(&self, source: &mut S) -> Result<Value<'a>, S::Error> {
+        if self.nodes.is_empty() {
+            return Ok(Value::None);
+        }
+        self.build_from(0, source)
+    }
+
+    fn build_from<'a, S: PlanSource<'a>>(&self, id: u32, source: &mut S) -> Result<Value<'a>, S::Error> {
+        match self.nodes[id as usize] {
+            Node::Leaf { slot } => source.leaf(slot),
+            Node::Run { len, first, .. } => {
+                source.open_seq(len as usize)?;
+                let items = (first..first + len).map(|slot| source.leaf(slot)).collect::<Result<Vec<_>, _>>()?;
+                source.close()?;
+                Ok(source.sequence(items))
+            }
+            Node::Seq { start, count, len } => {
+                source.open_seq(len as usize)?;
+                let edges = &self.seq_edges[start as usize..(start + count) as usize];
+                let mut items = Vec::with_capacity(len as usize);
+                for &(k, child) in edges {
+                    while items.len() < k as usize {
+                        source.gap()?;
+                        items.push(Value::None);
+                    }
+                    items.push(self.build_from(child, source)?);
+                }
+                while items.len() < len as usize {
+                    source.gap()?;
+                    items.push(Value::None);
+                }
+                source.close()?;
+                Ok(source.sequence(items))
+            }
+            Node::Dict { start, count, .. } => {
+                source.open_dict(count as usize)?;
+                let edges = &self.dict_edges[start as usize..(start + count) as usize];
+                let mut d = Dict::with_capacity(count as usize);
+                for (k, child) in edges {
+                    d.push_unique(k.clone(), self.build_from(*child, source)?);
+                }
+                source.close()?;
+                Ok(Value::Dict(d))
+            }
+        }
     }
 
     fn build<'a, S: LeafSource<'a>>(&self, id: u32, leaves: &mut S) -> Value<'a> {
