@@ -301,44 +301,57 @@ impl Compiler {
     }
 }
 
-/// The walk of `unflatten` takes leaves from here by slot.
-trait LeafSource<'a> {
-    fn take(&mut self, slot: u32) -> Value<'a>;
-    /// The leaves of slots `first..first + len`, as a new vector.
-    fn take_run(&mut self, first: u32, len: u32) -> Vec<Value<'a>>;
-}
-
-/// Leaves that a walk meets in slot order: moved out one after another.
+/// Leaves that a build meets in slot order: moved out one after another.
 struct InOrder<'a>(std::vec::IntoIter<Value<'a>>);
 
-impl<'a> LeafSource<'a> for InOrder<'a> {
-    #[inline]
-    fn take(&mut self, _slot: u32) -> Value<'a> {
-        self.0.next().unwrap_or_default()
+impl<'a> PlanSource<'a> for InOrder<'a> {
+    type Error = std::convert::Infallible;
+    #[inline(always)]
+    fn open_seq(&mut self, _: usize) -> Result<(), Self::Error> {
+        Ok(())
     }
-
+    #[inline(always)]
+    fn open_dict(&mut self, _: usize) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    #[inline(always)]
+    fn close(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
     #[inline]
-    fn take_run(&mut self, _first: u32, len: u32) -> Vec<Value<'a>> {
-        self.0.by_ref().take(len as usize).collect()
+    fn leaf(&mut self, _slot: u32) -> Result<Value<'a>, Self::Error> {
+        Ok(self.0.next().unwrap_or_default())
     }
 }
 
 /// Leaves in any order: each is taken out of its slot.
 struct BySlot<'s, 'a>(&'s mut [Value<'a>]);
 
-impl<'a> LeafSource<'a> for BySlot<'_, 'a> {
-    #[inline]
-    fn take(&mut self, slot: u32) -> Value<'a> {
-        self.0.get_mut(slot as usize).map(std::mem::take).unwrap_or_default()
+impl<'a> PlanSource<'a> for BySlot<'_, 'a> {
+    type Error = std::convert::Infallible;
+    #[inline(always)]
+    fn open_seq(&mut self, _: usize) -> Result<(), Self::Error> {
+        Ok(())
     }
-
+    #[inline(always)]
+    fn open_dict(&mut self, _: usize) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    #[inline(always)]
+    fn close(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
     #[inline]
-    fn take_run(&mut self, first: u32, len: u32) -> Vec<Value<'a>> {
-        let (first, len) = (first as usize, len as usize);
-        match self.0.get_mut(first..first + len) {
-            Some(run) => run.iter_mut().map(std::mem::take).collect(),
-            None => Vec::new(),
-        }
+    fn leaf(&mut self, slot: u32) -> Result<Value<'a>, Self::Error> {
+        Ok(self.0.get_mut(slot as usize).map(std::mem::take).unwrap_or_default())
+    }
+}
+
+/// The value of a build that cannot fail.
+fn built<'a>(r: Result<Value<'a>, std::convert::Infallible>) -> Value<'a> {
+    match r {
+        Ok(v) => v,
+        Err(never) => match never {},
     }
 }
 
@@ -781,10 +794,10 @@ impl Plan {
             return Ok(Value::None);
         }
         Ok(if self.in_order {
-            self.build(0, &mut InOrder(leaves.into_iter()))
+            built(self.build_from(0, &mut InOrder(leaves.into_iter())))
         } else {
             let mut leaves = leaves;
-            self.build(0, &mut BySlot(&mut leaves))
+            built(self.build_from(0, &mut BySlot(&mut leaves)))
         })
     }
 
@@ -861,32 +874,6 @@ impl Plan {
             }
         }
     }
-
-    fn build<'a, S: LeafSource<'a>>(&self, id: u32, leaves: &mut S) -> Value<'a> {
-        match self.nodes[id as usize] {
-            Node::Leaf { slot } => leaves.take(slot),
-            Node::Run { len, first, .. } => Value::List(leaves.take_run(first, len)),
-            Node::Seq { start, count, len } => {
-                let edges = &self.seq_edges[start as usize..(start + count) as usize];
-                let mut items = Vec::with_capacity(len as usize);
-                for &(k, child) in edges {
-                    while items.len() < k as usize {
-                        items.push(Value::None);
-                    }
-                    items.push(self.build(child, leaves));
-                }
-                Value::List(items)
-            }
-            Node::Dict { start, count, .. } => {
-                let edges = &self.dict_edges[start as usize..(start + count) as usize];
-                let mut d = Dict::with_capacity(count as usize);
-                for (k, child) in edges {
-                    d.push_unique(k.clone(), self.build(*child, leaves));
-                }
-                Value::Dict(d)
-            }
-        }
-    }
 }
 
 /// A node as the serde bridge sees it.
@@ -921,7 +908,7 @@ impl Plan {
 
     /// Builds the value of node `id`'s subtree, taking its leaves out of `leaves` (by slot).
     pub(crate) fn build_subtree<'a>(&self, id: u32, leaves: &mut [Value<'a>]) -> Value<'a> {
-        self.build(id, &mut BySlot(leaves))
+        built(self.build_from(id, &mut BySlot(leaves)))
     }
 }
 
