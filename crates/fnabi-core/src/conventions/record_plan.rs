@@ -150,7 +150,7 @@ impl RecordPlan {
             // A leaf record: no walk.
             return leaf_from_vm(x, leaf, at, cx);
         }
-        self.plan.build_with(&mut Unpacker::new(self, at, Some(x), None, cx))
+        Unpacker::new(self, at, Some(x), None, cx).build()
     }
 
     /// Converts the VM values `l` that are the items of the record's root
@@ -159,7 +159,7 @@ impl RecordPlan {
         if self.containers.is_empty() {
             return Err(at.kind_err("a structure record", self.root_display()));
         }
-        self.plan.build_with(&mut Unpacker::new(self, at, None, Some(l), cx))
+        Unpacker::new(self, at, None, Some(l), cx).build()
     }
 
     /// The root record, for messages.
@@ -400,7 +400,8 @@ fn leaf_to_vm<'v>(v: &'v Value<'_>, leaf: &Leaf, at: &At<'_>, cx: Conv) -> Resul
 }
 
 /// The source of unpacking: containers from VM lists (checked against
-/// their records), leaves through the leaf converters.
+/// their records), leaves through the leaf converters. The first error
+/// stops the work (the build then runs to its end on `None`s).
 struct Unpacker<'r, 'p, 'a> {
     rp: &'r RecordPlan,
     base: &'p At<'p>,
@@ -415,6 +416,7 @@ struct Unpacker<'r, 'p, 'a> {
     /// The container closed last.
     closed: usize,
     cx: Conv,
+    error: Option<Error>,
 }
 
 impl<'r, 'p, 'a> Unpacker<'r, 'p, 'a> {
@@ -425,7 +427,17 @@ impl<'r, 'p, 'a> Unpacker<'r, 'p, 'a> {
         root_items: Option<VmList<'a>>,
         cx: Conv,
     ) -> Self {
-        Unpacker { rp, base, pending, root_items, stack: Vec::new(), opened: 0, closed: 0, cx }
+        Unpacker { rp, base, pending, root_items, stack: Vec::new(), opened: 0, closed: 0, cx, error: None }
+    }
+
+    /// Builds the value along the plan.
+    fn build(mut self) -> Result<Value<'a>, Error> {
+        let rp = self.rp;
+        let v = rp.plan.build_with(&mut self);
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(v),
+        }
     }
 
     /// The next VM value of the innermost open container (or the root).
@@ -464,37 +476,57 @@ impl<'r, 'p, 'a> Unpacker<'r, 'p, 'a> {
         self.stack.push((idx, l.into_items().into_iter()));
         Ok(())
     }
-}
 
-impl<'a> PlanSource<'a> for Unpacker<'_, '_, 'a> {
-    type Error = Error;
-
-    fn open_seq(&mut self, len: usize) -> Result<(), Error> {
-        self.open(len)
-    }
-
-    fn open_dict(&mut self, len: usize) -> Result<(), Error> {
-        self.open(len)
-    }
-
-    fn close(&mut self) -> Result<(), Error> {
-        let (idx, _) = self.stack.pop().ok_or_else(|| Error::invalid_argument("a list closed that was not opened"))?;
-        self.closed = idx;
-        Ok(())
-    }
-
-    fn gap(&mut self) -> Result<(), Error> {
-        self.next();
-        Ok(())
-    }
-
-    fn leaf(&mut self, slot: u32) -> Result<Value<'a>, Error> {
+    fn leaf_value(&mut self, slot: u32) -> Result<Value<'a>, Error> {
         let (rp, base, cx) = (self.rp, self.base, self.cx);
         let (Some(leaf), Some(path)) = (rp.leaves.get(slot as usize), rp.paths.get(slot as usize)) else {
             return Err(Error::invalid_argument(format!("no leaf {slot} in the record plan")));
         };
         let x = self.next();
         Base::At(base).with_at(&path.0, |at| leaf_from_vm(x, leaf, at, cx))
+    }
+
+    /// Keeps the first error.
+    fn keep<T: Default>(&mut self, r: Result<T, Error>) -> T {
+        r.unwrap_or_else(|e| {
+            self.error.get_or_insert(e);
+            T::default()
+        })
+    }
+}
+
+impl<'a> PlanSource<'a> for Unpacker<'_, '_, 'a> {
+    fn open_seq(&mut self, len: usize) {
+        if self.error.is_none() {
+            let r = self.open(len);
+            self.keep(r);
+        }
+    }
+
+    fn open_dict(&mut self, len: usize) {
+        self.open_seq(len)
+    }
+
+    fn close(&mut self) {
+        if self.error.is_none()
+            && let Some((idx, _)) = self.stack.pop()
+        {
+            self.closed = idx;
+        }
+    }
+
+    fn gap(&mut self) {
+        if self.error.is_none() {
+            self.next();
+        }
+    }
+
+    fn leaf(&mut self, slot: u32) -> Value<'a> {
+        if self.error.is_some() {
+            return Value::None;
+        }
+        let r = self.leaf_value(slot);
+        self.keep(r)
     }
 
     /// `stuple` records are tuples; `slist`, lists.

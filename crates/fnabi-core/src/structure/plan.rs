@@ -128,23 +128,34 @@ pub trait PlanVisitor<'v, 'a: 'v> {
 /// Where a [`Plan::build_with`] takes a value's parts from: told about
 /// each container as the build opens and closes it (depth-first, in the
 /// structure's order, as a [`visit`](Plan::visit) reports them), and asked
-/// for each leaf. An error stops the build.
+/// for each leaf. Infallible as the build sees it (so building stays as
+/// cheap as moving the leaves): a source that fails keeps its error and
+/// answers `None` until the build ends.
 pub trait PlanSource<'a> {
-    /// Why the source stops a build.
-    type Error;
     /// A sequence of `len` items (gaps included) begins.
-    fn open_seq(&mut self, len: usize) -> Result<(), Self::Error>;
+    #[inline(always)]
+    fn open_seq(&mut self, len: usize) {
+        let _ = len;
+    }
     /// A dict of `len` items begins.
-    fn open_dict(&mut self, len: usize) -> Result<(), Self::Error>;
+    #[inline(always)]
+    fn open_dict(&mut self, len: usize) {
+        let _ = len;
+    }
     /// The innermost open container ends.
-    fn close(&mut self) -> Result<(), Self::Error>;
+    #[inline(always)]
+    fn close(&mut self) {}
     /// A gap slot of a sequence (built as `None`).
     #[inline(always)]
-    fn gap(&mut self) -> Result<(), Self::Error> {
-        Ok(())
-    }
+    fn gap(&mut self) {}
     /// The leaf of slot `slot`.
-    fn leaf(&mut self, slot: u32) -> Result<Value<'a>, Self::Error>;
+    fn leaf(&mut self, slot: u32) -> Value<'a>;
+    /// The leaves of slots `first..first + len`, the items of a sequence
+    /// of leaves (one [`leaf`](PlanSource::leaf) each by default).
+    #[inline]
+    fn leaves(&mut self, first: u32, len: u32) -> Vec<Value<'a>> {
+        (first..first + len).map(|slot| self.leaf(slot)).collect()
+    }
     /// The value of the sequence just closed, from its items (a list by default).
     #[inline(always)]
     fn sequence(&mut self, items: Vec<Value<'a>>) -> Value<'a> {
@@ -305,22 +316,13 @@ impl Compiler {
 struct InOrder<'a>(std::vec::IntoIter<Value<'a>>);
 
 impl<'a> PlanSource<'a> for InOrder<'a> {
-    type Error = std::convert::Infallible;
-    #[inline(always)]
-    fn open_seq(&mut self, _: usize) -> Result<(), Self::Error> {
-        Ok(())
-    }
-    #[inline(always)]
-    fn open_dict(&mut self, _: usize) -> Result<(), Self::Error> {
-        Ok(())
-    }
-    #[inline(always)]
-    fn close(&mut self) -> Result<(), Self::Error> {
-        Ok(())
+    #[inline]
+    fn leaf(&mut self, _slot: u32) -> Value<'a> {
+        self.0.next().unwrap_or_default()
     }
     #[inline]
-    fn leaf(&mut self, _slot: u32) -> Result<Value<'a>, Self::Error> {
-        Ok(self.0.next().unwrap_or_default())
+    fn leaves(&mut self, _first: u32, len: u32) -> Vec<Value<'a>> {
+        self.0.by_ref().take(len as usize).collect()
     }
 }
 
@@ -328,30 +330,17 @@ impl<'a> PlanSource<'a> for InOrder<'a> {
 struct BySlot<'s, 'a>(&'s mut [Value<'a>]);
 
 impl<'a> PlanSource<'a> for BySlot<'_, 'a> {
-    type Error = std::convert::Infallible;
-    #[inline(always)]
-    fn open_seq(&mut self, _: usize) -> Result<(), Self::Error> {
-        Ok(())
-    }
-    #[inline(always)]
-    fn open_dict(&mut self, _: usize) -> Result<(), Self::Error> {
-        Ok(())
-    }
-    #[inline(always)]
-    fn close(&mut self) -> Result<(), Self::Error> {
-        Ok(())
+    #[inline]
+    fn leaf(&mut self, slot: u32) -> Value<'a> {
+        self.0.get_mut(slot as usize).map(std::mem::take).unwrap_or_default()
     }
     #[inline]
-    fn leaf(&mut self, slot: u32) -> Result<Value<'a>, Self::Error> {
-        Ok(self.0.get_mut(slot as usize).map(std::mem::take).unwrap_or_default())
-    }
-}
-
-/// The value of a build that cannot fail.
-fn built<'a>(r: Result<Value<'a>, std::convert::Infallible>) -> Value<'a> {
-    match r {
-        Ok(v) => v,
-        Err(never) => match never {},
+    fn leaves(&mut self, first: u32, len: u32) -> Vec<Value<'a>> {
+        let (first, len) = (first as usize, len as usize);
+        match self.0.get_mut(first..first + len) {
+            Some(run) => run.iter_mut().map(std::mem::take).collect(),
+            None => Vec::new(),
+        }
     }
 }
 
@@ -794,17 +783,18 @@ impl Plan {
             return Ok(Value::None);
         }
         Ok(if self.in_order {
-            built(self.build_from(0, &mut InOrder(leaves.into_iter())))
+            self.build_from(0, &mut InOrder(leaves.into_iter()))
         } else {
             let mut leaves = leaves;
-            built(self.build_from(0, &mut BySlot(&mut leaves)))
+            self.build_from(0, &mut BySlot(&mut leaves))
         })
     }
 
     /// Builds a value of the structure with the parts `source` gives:
     /// sequences (as [`PlanSource::sequence`] makes them, lists by
     /// default; gaps `None`) and dicts (in the plan's key order) around
-    /// the leaves it returns. An empty side builds `None`.
+    /// the leaves it returns. An empty side builds `None`. (A source that
+    /// can fail keeps its error; see [`PlanSource`].)
     ///
     /// ```
     /// use fnabi_core::structure::{Plan, PlanSource, Structure};
@@ -812,11 +802,7 @@ impl Plan {
     /// // {"b": [$0, $1], "a": $2}, leaves from a counter, sequences as tuples
     /// struct Count(i64);
     /// impl<'a> PlanSource<'a> for Count {
-    ///     type Error = String;
-    ///     fn open_seq(&mut self, len: usize) -> Result<(), String> { if len < 3 { Ok(()) } else { Err("long".into()) } }
-    ///     fn open_dict(&mut self, _: usize) -> Result<(), String> { Ok(()) }
-    ///     fn close(&mut self) -> Result<(), String> { Ok(()) }
-    ///     fn leaf(&mut self, slot: u32) -> Result<Value<'a>, String> { self.0 += 1; Ok(Value::Int(10 * self.0 + slot as i64)) }
+    ///     fn leaf(&mut self, slot: u32) -> Value<'a> { self.0 += 1; Value::Int(10 * self.0 + slot as i64) }
     ///     fn sequence(&mut self, items: Vec<Value<'a>>) -> Value<'a> { Value::Tuple(items) }
     /// }
     /// let s = Structure::Dict(vec![
@@ -824,53 +810,53 @@ impl Plan {
     ///     ("a".into(), Structure::Leaf(2)),
     /// ]);
     /// let plan = Plan::with_dict_order(&s).unwrap();
-    /// let v = plan.build_with(&mut Count(0)).unwrap();
+    /// let v = plan.build_with(&mut Count(0));
     /// let want = Value::dict([("b", Value::Tuple(vec![Value::Int(10), Value::Int(21)])), ("a", Value::Int(32))]);
     /// assert_eq!(v, want);
     /// ```
-    pub fn build_with<'a, S: PlanSource<'a>>(&self, source: &mut S) -> Result<Value<'a>, S::Error> {
+    pub fn build_with<'a, S: PlanSource<'a>>(&self, source: &mut S) -> Value<'a> {
         if self.nodes.is_empty() {
-            return Ok(Value::None);
+            return Value::None;
         }
         self.build_from(0, source)
     }
 
-    fn build_from<'a, S: PlanSource<'a>>(&self, id: u32, source: &mut S) -> Result<Value<'a>, S::Error> {
+    fn build_from<'a, S: PlanSource<'a>>(&self, id: u32, source: &mut S) -> Value<'a> {
         match self.nodes[id as usize] {
             Node::Leaf { slot } => source.leaf(slot),
             Node::Run { len, first, .. } => {
-                source.open_seq(len as usize)?;
-                let items = (first..first + len).map(|slot| source.leaf(slot)).collect::<Result<Vec<_>, _>>()?;
-                source.close()?;
-                Ok(source.sequence(items))
+                source.open_seq(len as usize);
+                let items = source.leaves(first, len);
+                source.close();
+                source.sequence(items)
             }
             Node::Seq { start, count, len } => {
-                source.open_seq(len as usize)?;
+                source.open_seq(len as usize);
                 let edges = &self.seq_edges[start as usize..(start + count) as usize];
                 let mut items = Vec::with_capacity(len as usize);
                 for &(k, child) in edges {
                     while items.len() < k as usize {
-                        source.gap()?;
+                        source.gap();
                         items.push(Value::None);
                     }
-                    items.push(self.build_from(child, source)?);
+                    items.push(self.build_from(child, source));
                 }
                 while items.len() < len as usize {
-                    source.gap()?;
+                    source.gap();
                     items.push(Value::None);
                 }
-                source.close()?;
-                Ok(source.sequence(items))
+                source.close();
+                source.sequence(items)
             }
             Node::Dict { start, count, .. } => {
-                source.open_dict(count as usize)?;
+                source.open_dict(count as usize);
                 let edges = &self.dict_edges[start as usize..(start + count) as usize];
                 let mut d = Dict::with_capacity(count as usize);
                 for (k, child) in edges {
-                    d.push_unique(k.clone(), self.build_from(*child, source)?);
+                    d.push_unique(k.clone(), self.build_from(*child, source));
                 }
-                source.close()?;
-                Ok(Value::Dict(d))
+                source.close();
+                Value::Dict(d)
             }
         }
     }
@@ -908,7 +894,7 @@ impl Plan {
 
     /// Builds the value of node `id`'s subtree, taking its leaves out of `leaves` (by slot).
     pub(crate) fn build_subtree<'a>(&self, id: u32, leaves: &mut [Value<'a>]) -> Value<'a> {
-        built(self.build_from(id, &mut BySlot(leaves)))
+        self.build_from(id, &mut BySlot(leaves))
     }
 }
 
