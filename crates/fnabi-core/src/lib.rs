@@ -7,7 +7,7 @@
 //! - [`value`]: dynamic host values (nested lists, tuples, dicts, arrays);
 //! - [`array`](mod@array): host n-d arrays and the memory behind them;
 //! - [`bind`]: binding a call's positional and keyword arguments (one binder for every backend);
-//! - [`structure`]: [`Plan`], flattening values by a structure and binding calls;
+//! - [`structure`]: [`Plan`], flattening values by a structure (or visiting them, containers included) and binding calls;
 //! - [`buffer`]: buffer descriptions, the buffer oracle and the factory;
 //! - [`layout`]: layout conversion kernels (strided → dense at memcpy speed);
 //! - [`memory`]: memory scopes (per-call arena, fenced ring buffer, persistent and mapped buffers);

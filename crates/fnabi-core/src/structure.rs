@@ -18,7 +18,7 @@
 pub(crate) mod plan;
 
 pub use fnabi_abi::structure::*;
-pub use plan::Plan;
+pub use plan::{Plan, PlanSource, PlanVisitor, VisitError};
 
 use crate::bind::{Parameters, bind_arguments};
 use crate::error::CallError;

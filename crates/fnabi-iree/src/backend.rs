@@ -10,7 +10,7 @@
 //! a small pool in the function.
 
 use crate::error::IreeError;
-use crate::fastpack::{self, Plan};
+use crate::fastpack::{self, FastLeaf};
 use crate::ffi::{self, check, sys};
 use crate::list::{Marshal, OwnedRef, RtList, RtSink, read_items};
 use crate::module::ModuleInner;
@@ -175,8 +175,9 @@ pub(crate) struct IreeFunction {
     /// Names its parameters (then a dict given to `call_bound` is keyword
     /// arguments, not the one argument).
     named_params: bool,
-    /// The fast path's plan of the parameters, when it takes them all.
-    fast: Option<Vec<Plan>>,
+    /// The fast path's rule of each leaf of the parameters' record plan,
+    /// when it takes them all.
+    fast: Option<Vec<FastLeaf>>,
 }
 
 // SAFETY: the function handle only names an export of the module that
@@ -190,7 +191,7 @@ impl IreeFunction {
         let function = module.function(&module.exports[index]);
         let named_params = abi.params().is_some_and(|ps| ps.iter().any(|p| p.name.is_some()));
         let export = &module.exports[index];
-        let fast = Plan::for_function(&abi, export.calling_convention(), abi.model().fence_args());
+        let fast = FastLeaf::for_function(&abi, export.calling_convention(), abi.model().fence_args());
         IreeFunction { pool: Mutex::new(Vec::new()), module, index, function, abi, named_params, fast }
     }
 
@@ -225,10 +226,10 @@ impl IreeFunction {
         let device = &self.module.device;
         state.inputs.clear();
         state.staging.begin();
-        if let Some(plans) = &self.fast {
+        if let (Some(leaves), Some(plan)) = (&self.fast, self.abi.record_plan()) {
             let mut sink =
                 RtSink { device, staging: &mut state.staging, root: &mut state.inputs, stack: &mut state.stack };
-            let done = fastpack::pack(plans, args, &mut sink);
+            let done = fastpack::pack(plan, leaves, args, &mut sink);
             if !matches!(done, Ok(true)) {
                 sink.discard();
                 state.inputs.clear();

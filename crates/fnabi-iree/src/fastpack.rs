@@ -1,28 +1,28 @@
-//! A checked fast path from bound host values to VM arguments, for the
-//! records that hot loops use: numeric `ndarray`s of an exact dtype,
-//! `i1`…`i64` and `f32`/`f64` scalars, and `slist`/`stuple`/`sdict`
-//! structures of them.
+//! A checked fast path from bound host values to VM arguments: the same
+//! walk as [`FunctionAbi::pack_args`] (one [`Plan::visit`] of the
+//! function's [`RecordPlan`]), with a visitor that hands the containers
+//! and leaves straight to a [`Sink`] (the runtime's argument list) instead
+//! of building fnabi's own VM values first (a boxed buffer view per array,
+//! a vector per list: about 90 ns per array before the runtime sees
+//! anything).
 //!
-//! [`FunctionAbi::pack_args`] builds fnabi's own VM values first (a boxed
-//! buffer view per array, a vector per list), which costs about 90 ns per
-//! array before the runtime sees anything. This walk checks the values
-//! against the same records and hands them straight to a [`Sink`] (the
-//! runtime's argument list). It is *only a shortcut*: it accepts exactly
-//! the values that `pack_args` would pack unchanged, in the same shape and
-//! order, and answers "not mine" (`Ok(false)`) for everything else (other
-//! records, dtype casts, strided arrays, bools, scalars given as arrays,
-//! every error), which then goes through `pack_args` and gets its precise
-//! message. A property test checks the equivalence on random values.
+//! Its leaf step is a check per leaf record: numeric `ndarray`s of an
+//! exact dtype, `i1`…`i64` and `f32`/`f64` scalars pass unchanged; every
+//! other value is "not mine" (`Ok(false)`): other records, dtype casts,
+//! strided arrays, bools, scalars given as arrays, every error, which then
+//! go through `pack_args` and get its precise message. So it accepts
+//! exactly the values that `pack_args` would pack unchanged, in the same
+//! shape and order; a property test checks the equivalence on random values.
 
 use fnabi_abi::reflection::{Primitive, TypeRecord};
-use fnabi_core::conventions::{FunctionAbi, ParamType, value_type_of};
-use fnabi_core::value::Key;
+use fnabi_core::conventions::{FunctionAbi, ParamType, RecordPlan, value_type_of};
+use fnabi_core::structure::{PlanVisitor, VisitError};
 use fnabi_core::vm::{CallingConvention, CconvItem, CconvType, ValueType, Variant};
 use fnabi_core::{Array, DType, Error, Value};
 
-/// What a value of one record becomes.
+/// What the fast path takes for one leaf record.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Plan {
+pub(crate) enum FastLeaf {
     /// A buffer view of an array of this dtype (any when `None`) whose
     /// shape fits `dims` (any rank when `None`).
     Array { dtype: Option<DType>, dims: Option<Vec<Option<u64>>> },
@@ -30,17 +30,12 @@ pub(crate) enum Plan {
     Int { vt: ValueType, lo: i64, hi: i64 },
     /// A number, as an `f32` (range-checked) or `f64` value.
     Float { f32: bool },
-    /// A list or tuple of exactly these items, as a `list<?>`.
-    Seq(Vec<Plan>),
-    /// A dict with exactly these keys, as a `list<?>` in this order.
-    Dict(Vec<(Key, Plan)>),
 }
 
-impl Plan {
-    /// The plan of a record; `None` when the fast path does not take it.
-    fn of(t: &TypeRecord) -> Option<Plan> {
-        Some(match t {
-            TypeRecord::Named(_, inner) => Plan::of(inner)?,
+impl FastLeaf {
+    /// The rule of a leaf record; `None` when the fast path does not take it.
+    fn of(t: &TypeRecord) -> Option<FastLeaf> {
+        Some(match t.unnamed() {
             TypeRecord::Primitive(p @ Primitive::Int(bits)) => {
                 let vt = value_type_of(*p)?;
                 let (lo, hi) = match *bits {
@@ -51,60 +46,51 @@ impl Plan {
                     64 => (i64::MIN, i64::MAX),
                     _ => return None,
                 };
-                Plan::Int { vt, lo, hi }
+                FastLeaf::Int { vt, lo, hi }
             }
-            TypeRecord::Primitive(Primitive::Float(32)) => Plan::Float { f32: true },
-            TypeRecord::Primitive(Primitive::Float(64)) => Plan::Float { f32: false },
+            TypeRecord::Primitive(Primitive::Float(32)) => FastLeaf::Float { f32: true },
+            TypeRecord::Primitive(Primitive::Float(64)) => FastLeaf::Float { f32: false },
             TypeRecord::NdArray(a) => {
                 let dtype = match &*a.element {
                     TypeRecord::Primitive(p) => Some(p.dtype()?),
                     TypeRecord::Unknown => None,
                     _ => return None,
                 };
-                Plan::Array { dtype, dims: a.dims.clone() }
-            }
-            TypeRecord::SList(ts) | TypeRecord::STuple(ts) => {
-                Plan::Seq(ts.iter().map(Plan::of).collect::<Option<_>>()?)
-            }
-            TypeRecord::SDict(es) => {
-                Plan::Dict(es.iter().map(|(k, t)| Some((k.clone(), Plan::of(t)?))).collect::<Option<_>>()?)
+                FastLeaf::Array { dtype, dims: a.dims.clone() }
             }
             _ => return None,
         })
     }
 
-    /// Whether every value of this plan passes the register check of `t`.
+    /// Whether every value of this rule passes the register check of `t`.
     fn fits_register(&self, t: CconvType) -> bool {
         match (self, t) {
-            (Plan::Array { .. } | Plan::Seq(_) | Plan::Dict(_), CconvType::Ref) => true,
-            (Plan::Int { vt, .. }, CconvType::I32) => matches!(vt, ValueType::I8 | ValueType::I16 | ValueType::I32),
-            (Plan::Int { .. }, CconvType::I64) => true,
-            (Plan::Float { f32: true }, CconvType::F32) => true,
-            (Plan::Float { .. }, CconvType::F64) => true,
+            (FastLeaf::Array { .. }, CconvType::Ref) => true,
+            (FastLeaf::Int { vt, .. }, CconvType::I32) => matches!(vt, ValueType::I8 | ValueType::I16 | ValueType::I32),
+            (FastLeaf::Int { .. }, CconvType::I64) => true,
+            (FastLeaf::Float { f32: true }, CconvType::F32) => true,
+            (FastLeaf::Float { .. }, CconvType::F64) => true,
             _ => false,
         }
     }
 
-    /// The plans of a function's parameters, when the fast path takes all
-    /// of them and they fit its calling convention (`fences` trailing
-    /// arguments are the runtime's).
-    pub(crate) fn for_function(abi: &FunctionAbi, cc: &CallingConvention, fences: usize) -> Option<Vec<Plan>> {
-        let plans: Vec<Plan> = abi
-            .params()?
-            .iter()
-            .map(|p| match &p.ty {
-                ParamType::Record(t) => Plan::of(t),
-                ParamType::Opaque(_) => None,
-            })
-            .collect::<Option<_>>()?;
-        if cc.args().len() != plans.len() + fences {
+    /// The rules of a function's leaves (by slot of its [`RecordPlan`]),
+    /// when the fast path takes all of them and the parameters fit its
+    /// calling convention (`fences` trailing arguments are the runtime's).
+    pub(crate) fn for_function(abi: &FunctionAbi, cc: &CallingConvention, fences: usize) -> Option<Vec<FastLeaf>> {
+        let plan = abi.record_plan()?;
+        let params = abi.params()?;
+        let leaves: Vec<FastLeaf> =
+            (0..plan.plan().leaf_count()).map(|s| FastLeaf::of(plan.leaf_record(s as u32)?)).collect::<Option<_>>()?;
+        if cc.args().len() != params.len() + fences {
             return None;
         }
-        let fits = plans.iter().zip(cc.args()).all(|(p, item)| match item {
-            CconvItem::Single(t) => p.fits_register(*t),
-            CconvItem::Variadic(_) => false,
+        let fits = params.iter().zip(cc.args()).all(|(p, item)| match (&p.ty, item) {
+            (ParamType::Record(t), CconvItem::Single(r)) if t.is_structure() => *r == CconvType::Ref,
+            (ParamType::Record(t), CconvItem::Single(r)) => FastLeaf::of(t).is_some_and(|l| l.fits_register(*r)),
+            _ => false,
         });
-        fits.then_some(plans)
+        fits.then_some(leaves)
     }
 }
 
@@ -122,93 +108,110 @@ pub(crate) trait Sink {
     fn scalar(&mut self, v: Variant<'static>) -> Result<(), Error>;
 }
 
-/// Packs `args` by `plans` into `sink`: `Ok(true)` when done, `Ok(false)`
-/// when some value is not for the fast path (the sink then holds a partial
-/// argument list to discard), `Err` when the sink failed.
-pub(crate) fn pack(plans: &[Plan], args: &[Value<'_>], sink: &mut impl Sink) -> Result<bool, Error> {
-    if plans.len() != args.len() {
-        return Ok(false);
-    }
-    for (p, v) in plans.iter().zip(args) {
-        if !walk(p, v, sink)? {
-            return Ok(false);
-        }
-    }
-    Ok(true)
+/// Why the fast walk stops.
+enum Stop {
+    /// A value the fast path does not take.
+    NotMine,
+    /// The sink failed.
+    Sink(Error),
 }
 
-fn walk(p: &Plan, v: &Value<'_>, sink: &mut impl Sink) -> Result<bool, Error> {
-    match (p, v) {
-        (Plan::Array { dtype, dims }, Value::Array(a)) => {
-            if dtype.is_some_and(|d| d != a.dtype()) || !fits(dims.as_deref(), a.shape()) {
-                return Ok(false);
-            }
-            match dense_bytes(a) {
-                Some(bytes) => sink.array(a, bytes)?,
-                None => return Ok(false),
-            }
-        }
-        (Plan::Int { vt, lo, hi }, Value::Int(i)) => {
-            if i < lo || i > hi {
-                return Ok(false);
-            }
-            // In range for the type, so the narrowing casts are exact.
-            sink.scalar(match vt {
-                ValueType::I8 => Variant::I8(*i as i8),
-                ValueType::I16 => Variant::I16(*i as i16),
-                ValueType::I32 => Variant::I32(*i as i32),
-                _ => Variant::I64(*i),
-            })?;
-        }
-        (Plan::Float { f32 }, Value::Float(_) | Value::Int(_)) => {
-            let x = match v {
-                Value::Float(x) => *x,
-                Value::Int(i) => *i as f64,
-                _ => return Ok(false),
-            };
-            if !*f32 {
-                sink.scalar(Variant::F64(x))?;
-            } else if x.is_finite() && !(x as f32).is_finite() {
-                return Ok(false);
-            } else {
-                sink.scalar(Variant::F32(x as f32))?;
-            }
-        }
-        (Plan::Seq(ps), Value::List(items) | Value::Tuple(items)) => {
-            if items.len() != ps.len() {
-                return Ok(false);
-            }
-            sink.open(ps.len())?;
-            for (p, item) in ps.iter().zip(items) {
-                if !walk(p, item, sink)? {
-                    return Ok(false);
-                }
-            }
-            sink.close()?;
-        }
-        (Plan::Dict(es), Value::Dict(d)) => {
-            // Keys are unique in a dict: the same count and every record key
-            // present means exactly the record's keys.
-            if d.len() != es.len() {
-                return Ok(false);
-            }
-            sink.open(es.len())?;
-            for (i, (k, p)) in es.iter().enumerate() {
-                // Callers usually write the keys in the record's order.
-                let item = match d.entries().get(i) {
-                    Some((dk, v)) if dk == k => Some(v),
-                    _ => d.get(k),
-                };
-                match item {
-                    Some(item) if walk(p, item, sink)? => {}
-                    _ => return Ok(false),
-                }
-            }
-            sink.close()?;
-        }
-        _ => return Ok(false),
+impl From<Error> for Stop {
+    fn from(e: Error) -> Stop {
+        Stop::Sink(e)
     }
-    Ok(true)
+}
+
+/// The fast path's visitor: containers and checked leaves to the sink.
+struct ToSink<'l, 's, S> {
+    leaves: &'l [FastLeaf],
+    sink: &'s mut S,
+}
+
+impl<'v, 'a: 'v, S: Sink> PlanVisitor<'v, 'a> for ToSink<'_, '_, S> {
+    type Error = Stop;
+
+    #[inline]
+    fn open_seq(&mut self, len: usize) -> Result<(), Stop> {
+        Ok(self.sink.open(len)?)
+    }
+
+    #[inline]
+    fn open_dict(&mut self, len: usize) -> Result<(), Stop> {
+        Ok(self.sink.open(len)?)
+    }
+
+    #[inline]
+    fn close(&mut self) -> Result<(), Stop> {
+        Ok(self.sink.close()?)
+    }
+
+    fn gap(&mut self) -> Result<(), Stop> {
+        Err(Stop::NotMine)
+    }
+
+    #[inline]
+    fn leaf(&mut self, slot: u32, v: &'v Value<'a>) -> Result<(), Stop> {
+        let Some(rule) = self.leaves.get(slot as usize) else {
+            return Err(Stop::NotMine);
+        };
+        match (rule, v) {
+            (FastLeaf::Array { dtype, dims }, Value::Array(a)) => {
+                if dtype.is_some_and(|d| d != a.dtype()) || !fits(dims.as_deref(), a.shape()) {
+                    return Err(Stop::NotMine);
+                }
+                match dense_bytes(a) {
+                    Some(bytes) => self.sink.array(a, bytes)?,
+                    None => return Err(Stop::NotMine),
+                }
+            }
+            (FastLeaf::Int { vt, lo, hi }, Value::Int(i)) => {
+                if i < lo || i > hi {
+                    return Err(Stop::NotMine);
+                }
+                // In range for the type, so the narrowing casts are exact.
+                self.sink.scalar(match vt {
+                    ValueType::I8 => Variant::I8(*i as i8),
+                    ValueType::I16 => Variant::I16(*i as i16),
+                    ValueType::I32 => Variant::I32(*i as i32),
+                    _ => Variant::I64(*i),
+                })?;
+            }
+            (FastLeaf::Float { f32 }, Value::Float(_) | Value::Int(_)) => {
+                let x = match v {
+                    Value::Float(x) => *x,
+                    Value::Int(i) => *i as f64,
+                    _ => return Err(Stop::NotMine),
+                };
+                if !*f32 {
+                    self.sink.scalar(Variant::F64(x))?;
+                } else if x.is_finite() && !(x as f32).is_finite() {
+                    return Err(Stop::NotMine);
+                } else {
+                    self.sink.scalar(Variant::F32(x as f32))?;
+                }
+            }
+            _ => return Err(Stop::NotMine),
+        }
+        Ok(())
+    }
+}
+
+/// Packs `args` along `plan` (whose leaf rules are `leaves`) into `sink`:
+/// `Ok(true)` when done, `Ok(false)` when some value is not for the fast
+/// path (the sink then holds a partial argument list to discard), `Err`
+/// when the sink failed.
+pub(crate) fn pack(
+    plan: &RecordPlan,
+    leaves: &[FastLeaf],
+    args: &[Value<'_>],
+    sink: &mut impl Sink,
+) -> Result<bool, Error> {
+    match plan.plan().visit_items(args, &mut ToSink { leaves, sink }) {
+        Ok(()) => Ok(true),
+        Err(VisitError::Structure(_) | VisitError::Visitor(Stop::NotMine)) => Ok(false),
+        Err(VisitError::Visitor(Stop::Sink(e))) => Err(e),
+    }
 }
 
 /// The elements of a dense row-major array (`None` for any other layout),
@@ -277,9 +280,9 @@ mod tests {
 
     fn fast(abi: &FunctionAbi, cc: &str, args: &[Value<'_>]) -> Option<VmList<'static>> {
         let cc = CallingConvention::parse(cc).unwrap();
-        let plans = Plan::for_function(abi, &cc, 0)?;
+        let leaves = FastLeaf::for_function(abi, &cc, 0)?;
         let mut sink = VmSink { stack: vec![VmList::variants(args.len())] };
-        pack(&plans, args, &mut sink).unwrap().then(|| sink.stack.pop().unwrap())
+        pack(abi.record_plan()?, &leaves, args, &mut sink).unwrap().then(|| sink.stack.pop().unwrap())
     }
 
     /// Owned copies of a packed list, to compare with the fast path's.
@@ -328,21 +331,31 @@ mod tests {
     fn plans_need_supported_records_and_matching_registers() {
         let abi = abi();
         let cc = CallingConvention::parse(NESTED_CC).unwrap();
-        let plans = Plan::for_function(&abi, &cc, 0).unwrap();
-        assert_eq!(plans[1], Plan::Float { f32: true });
-        assert_eq!(plans[3], Plan::Int { vt: ValueType::I32, lo: 0, hi: 1 });
+        let leaves = FastLeaf::for_function(&abi, &cc, 0).unwrap();
+        // Slots: a[0], a[1], c, then alpha, the i8, the i1.
+        assert_eq!(leaves[3], FastLeaf::Float { f32: true });
+        assert_eq!(leaves[5], FastLeaf::Int { vt: ValueType::I32, lo: 0, hi: 1 });
         // Fences: two more registers.
-        assert!(Plan::for_function(&abi, &cc, 2).is_none());
+        assert!(FastLeaf::for_function(&abi, &cc, 2).is_none());
         // A register of the wrong kind.
-        assert!(Plan::for_function(&abi, &CallingConvention::parse("0rfiiiFr_v").unwrap(), 0).is_none());
-        assert!(Plan::for_function(&abi, &CallingConvention::parse("0rFiiIfr_v").unwrap(), 0).is_none());
-        // Unsupported records: a string list, kwargs, dynamic mode.
-        let s = FunctionReflection::parse(r#"{"a": [["py_homogeneous_list", "i8"]], "r": [], "v": 1}"#).unwrap();
+        assert!(FastLeaf::for_function(&abi, &CallingConvention::parse("0rfiiiFr_v").unwrap(), 0).is_none());
+        assert!(FastLeaf::for_function(&abi, &CallingConvention::parse("0rFiiIfr_v").unwrap(), 0).is_none());
+        // Unsupported records: a string list (also inside a structure), dynamic mode.
+        let s =
+            FunctionReflection::parse(r#"{"a": [["slist", "i32", ["py_homogeneous_list", "i8"]]], "r": [], "v": 1}"#)
+                .unwrap();
         assert!(
-            Plan::for_function(&FunctionAbi::from_reflection(&s), &CallingConvention::parse("0r_v").unwrap(), 0)
+            FastLeaf::for_function(&FunctionAbi::from_reflection(&s), &CallingConvention::parse("0r_v").unwrap(), 0)
                 .is_none()
         );
-        assert!(Plan::for_function(&FunctionAbi::dynamic(), &CallingConvention::parse("0r_v").unwrap(), 0).is_none());
+        let s = FunctionReflection::parse(r#"{"a": [["py_homogeneous_list", "i8"]], "r": [], "v": 1}"#).unwrap();
+        assert!(
+            FastLeaf::for_function(&FunctionAbi::from_reflection(&s), &CallingConvention::parse("0r_v").unwrap(), 0)
+                .is_none()
+        );
+        assert!(
+            FastLeaf::for_function(&FunctionAbi::dynamic(), &CallingConvention::parse("0r_v").unwrap(), 0).is_none()
+        );
     }
 
     fn f32s(shape: &[usize], v: Vec<f32>) -> Value<'static> {
@@ -373,6 +386,32 @@ mod tests {
         let fast = fast(&abi, NESTED_CC, &args).unwrap();
         assert!(same(&fast, &slow), "{fast} vs {slow}");
         assert_eq!(fast, slow);
+    }
+
+    #[test]
+    fn dicts_pack_in_the_record_key_order() {
+        // Keys not in alphabetical order, the host dict in either order,
+        // and a keyword-arguments dict: the fast path packs as pack_args.
+        let f = FunctionReflection::parse(
+            r#"{"a": [["sdict", ["y", "i32"], ["x", ["sdict", ["q", "f64"], ["p", ["ndarray", "f32", 1, 2]]]]], ["sdict_kwargs", ["b", "i64"], ["a", "i8"]]], "r": [], "v": 1}"#,
+        )
+        .unwrap();
+        let abi = FunctionAbi::from_reflection(&f);
+        let p = f32s(&[2], vec![1.0, 2.0]);
+        let x1 = Value::dict([("q", Value::Float(0.5)), ("p", p.clone())]);
+        let x2 = Value::dict([("p", p), ("q", Value::Float(0.5))]);
+        let kw = Value::dict([("a", Value::Int(-3)), ("b", Value::Int(9))]);
+        for d in [
+            Value::dict([("y", Value::Int(7)), ("x", x1.clone())]),
+            Value::dict([("x", x1), ("y", Value::Int(7))]),
+            Value::dict([("x", x2), ("y", Value::Int(7))]),
+        ] {
+            let args = [d, kw.clone()];
+            let slow = owned(&abi.pack_args(&args).unwrap());
+            let fast = fast(&abi, "0rr_v", &args).unwrap();
+            assert_eq!(fast, slow);
+            assert_eq!(fast.to_string(), "list<?>[list<?>[i32 7, list<?>[f64 0.5, bv f32[2]]], list<?>[i64 9, i8 -3]]");
+        }
     }
 
     #[test]

@@ -61,8 +61,9 @@
 //!
 //! Arguments of the common records (numeric `ndarray`s of the exact dtype,
 //! scalars, `slist`/`stuple`/`sdict` of them) go straight from host values
-//! to the runtime's list after the same checks that
-//! [`fnabi_core::conventions::FunctionAbi::pack_args`] makes; everything else
+//! to the runtime's list, along the same walk of the function's
+//! [`RecordPlan`](fnabi_core::conventions::RecordPlan) (and its checks) as
+//! [`fnabi_core::conventions::FunctionAbi::pack_args`]; everything else
 //! (and every error) goes through `pack_args` itself.
 //!
 //! Async functions (`iree.abi.model = "coarse-fences"`) get their wait and

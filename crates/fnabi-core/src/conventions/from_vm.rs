@@ -1,5 +1,6 @@
-//! VM values back to host values, typed by `iree.abi` records (checked
-//! against them) or dynamic (IREE's rules).
+//! VM values back to host values, leaf by leaf: the converters of the
+//! records that are not structures (checked against them), which a
+//! [`RecordPlan`] build calls, and dynamic mode (IREE's rules).
 
 use super::*;
 
@@ -10,15 +11,21 @@ pub(super) fn take_list<'a>(x: Variant<'a>, t: &dyn fmt::Display, at: &At<'_>) -
     }
 }
 
-pub(super) fn from_vm<'a>(x: Variant<'a>, t: &TypeRecord, at: &At<'_>, cx: Conv) -> Result<Value<'a>, Error> {
-    match t {
-        TypeRecord::Unknown => dynamic_from_vm(x, at),
-        TypeRecord::Null => match x {
+/// Converts a leaf VM value by its rule (a record that is not a
+/// structure; the elements of typed lists and reference arrays through
+/// their own plan).
+pub(super) fn leaf_from_vm<'a>(x: Variant<'a>, leaf: &Leaf, at: &At<'_>, cx: Conv) -> Result<Value<'a>, Error> {
+    let (t, elements) = match leaf {
+        Leaf::Record { t, elements } => (t, elements.as_deref()),
+        Leaf::Opaque(name) => return Err(at.kind_err("a value the host can hold", name)),
+    };
+    match (t, elements) {
+        (TypeRecord::Unknown, _) => dynamic_from_vm(x, at),
+        (TypeRecord::Null, _) => match x {
             Variant::None => Ok(Value::None),
             x => Err(at.kind_err("none (a null slot)", x.type_description())),
         },
-        TypeRecord::Named(_, inner) => from_vm(x, inner, at, cx),
-        TypeRecord::Primitive(p @ Primitive::Int(bits)) => {
+        (TypeRecord::Primitive(p @ Primitive::Int(bits)), _) => {
             let Some(i) = x.as_i64() else {
                 return Err(at.kind_err(p, x.type_description()));
             };
@@ -28,11 +35,11 @@ pub(super) fn from_vm<'a>(x: Variant<'a>, t: &TypeRecord, at: &At<'_>, cx: Conv)
             }
             Ok(if *bits == 1 { Value::Bool(i == 1) } else { Value::Int(i) })
         }
-        TypeRecord::Primitive(p) => match x.as_f64() {
+        (TypeRecord::Primitive(p), _) => match x.as_f64() {
             Some(f) if matches!(p, Primitive::Float(32 | 64)) => Ok(Value::Float(f)),
             _ => Err(at.kind_err(p, x.type_description())),
         },
-        TypeRecord::NdArray(a) if a.is_numeric() => {
+        (TypeRecord::NdArray(a), _) if a.is_numeric() => {
             let want = record_dtype(a, t, at)?;
             let bv = match x {
                 Variant::Ref(VmRef::BufferView(b)) => *b,
@@ -44,50 +51,18 @@ pub(super) fn from_vm<'a>(x: Variant<'a>, t: &TypeRecord, at: &At<'_>, cx: Conv)
                 None => Ok(Value::from(arr)),
             }
         }
-        TypeRecord::NdArray(a) => ref_array_from_vm(x, a, t, at, cx),
-        TypeRecord::SList(_) | TypeRecord::STuple(_) | TypeRecord::SDict(_) | TypeRecord::SDictKwargs(_) => {
-            let l = take_list(x, t, at)?;
-            structure_from_vm(l, t, at, cx)
-        }
-        TypeRecord::PyHomogeneousList(elem) => {
+        (TypeRecord::NdArray(a), Some(elements)) => ref_array_from_vm(x, a, t, elements, at, cx),
+        (TypeRecord::PyHomogeneousList(_), Some(elements)) => {
             let l = take_list(x, t, at)?;
             let mut out = Vec::with_capacity(l.len());
             for (i, item) in l.into_items().into_iter().enumerate() {
-                out.push(from_vm(item, elem, &at.index(i)?, cx)?);
+                out.push(elements.unpack(item, &at.index(i)?, cx)?);
             }
             Ok(Value::List(out))
         }
-    }
-}
-
-/// The value of a structure record from the list of its slots.
-pub(super) fn structure_from_vm<'a>(l: VmList<'a>, t: &TypeRecord, at: &At<'_>, cx: Conv) -> Result<Value<'a>, Error> {
-    let n = match t {
-        TypeRecord::SList(ts) | TypeRecord::STuple(ts) => ts.len(),
-        TypeRecord::SDict(es) | TypeRecord::SDictKwargs(es) => es.len(),
-        _ => return Err(at.kind_err("a structure record", t)),
-    };
-    if l.len() != n {
-        return Err(at.err_in(t, CallErrorKind::Length { expected: n, got: l.len() }));
-    }
-    let items = l.into_items().into_iter();
-    match t {
-        TypeRecord::SList(ts) | TypeRecord::STuple(ts) => {
-            let mut out = Vec::with_capacity(n);
-            for (i, (item, ty)) in items.zip(ts).enumerate() {
-                out.push(from_vm(item, ty, &at.index(i)?, cx)?);
-            }
-            Ok(if matches!(t, TypeRecord::SList(_)) { Value::List(out) } else { Value::Tuple(out) })
-        }
-        TypeRecord::SDict(es) | TypeRecord::SDictKwargs(es) => {
-            let mut d = Dict::with_capacity(n);
-            for (item, (k, ty)) in items.zip(es) {
-                // Record keys are unique (the parser checks), so appending is right.
-                d.push_unique(k.clone(), from_vm(item, ty, &at.name(k)?, cx)?);
-            }
-            Ok(Value::Dict(d))
-        }
-        _ => Err(at.kind_err("a structure record", t)),
+        // Structure and `named` records are never leaves; every record
+        // that holds others has its elements' plan.
+        _ => Err(at.err(CallErrorKind::Invalid(format!("{t} is not a leaf record")))),
     }
 }
 
@@ -95,6 +70,7 @@ pub(super) fn ref_array_from_vm<'a>(
     x: Variant<'a>,
     a: &NdArrayType,
     t: &TypeRecord,
+    elements: &RecordPlan,
     at: &At<'_>,
     cx: Conv,
 ) -> Result<Value<'a>, Error> {
@@ -128,7 +104,7 @@ pub(super) fn ref_array_from_vm<'a>(
     }
     let mut leaves = Vec::with_capacity(count);
     for (k, item) in values.into_items().into_iter().enumerate() {
-        leaves.push(from_vm(item, &a.element, &at.index(k)?, cx)?);
+        leaves.push(elements.unpack(item, &at.index(k)?, cx)?);
     }
     Ok(nest(leaves, &shape))
 }

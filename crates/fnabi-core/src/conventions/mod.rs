@@ -54,13 +54,21 @@
 //! keys are errors), sequence lengths, and results against their records.
 //! A signless record integer (`i8`) accepts host arrays of either
 //! signedness of its width, since MLIR's integers are signless.
+//!
+//! Arguments bind through the same [`Plan`](crate::structure::Plan) as
+//! MLIR's: a function's parameter records compile once into a
+//! [`RecordPlan`], whose containers are the structure records and whose
+//! leaves are the other records; [`FunctionAbi::pack_args`] is one walk of
+//! it (containers become `list<?>`s, leaves go through the converter of
+//! their record), and a backend's fast path walks the same plan. Results
+//! unpack along the plans of their records, built from the VM lists.
 use fnabi_abi::limits::MAX_DEPTH;
 
 use crate::array::Array;
 use crate::bind::bind_arguments;
 pub use crate::error::CallError;
 use crate::error::{CallErrorKind, CallSide, Error};
-use crate::value::{Dict, Key, Value};
+use crate::value::{Key, Value};
 use crate::vm::{
     BufferView, CallingConvention, ListElementType, RefType, ShapeDisplay, ValueType, Variant, VmList, VmRef,
 };
@@ -72,11 +80,14 @@ use std::fmt;
 mod casts;
 mod from_vm;
 mod path;
+mod record_plan;
 mod to_vm;
 
 use casts::*;
 use from_vm::*;
 use path::*;
+use record_plan::Leaf;
+pub use record_plan::RecordPlan;
 use to_vm::*;
 
 /// The parameters of an `iree.abi` function, for the binder: `named`
@@ -244,7 +255,13 @@ pub enum AbiMode {
 pub struct FunctionAbi {
     mode: AbiMode,
     params: Option<Vec<Param>>,
+    /// The parameters compiled (`None` in dynamic mode, or when they do
+    /// not compile: `pack_args` then reports why).
+    args_plan: Option<ArgsPlan>,
     results: Option<Vec<ParamType>>,
+    /// The result records compiled (`None` in dynamic mode, or when one
+    /// does not compile: `unpack_results` then reports why).
+    results_plan: Option<ResultsPlan>,
     kwargs_param: Option<usize>,
     model: InvocationModel,
     packing: ResultPacking,
@@ -258,7 +275,9 @@ impl FunctionAbi {
         FunctionAbi {
             mode: AbiMode::Dynamic,
             params: None,
+            args_plan: None,
             results: None,
+            results_plan: None,
             kwargs_param: None,
             model: InvocationModel::Sync,
             packing: ResultPacking::Auto,
@@ -270,7 +289,7 @@ impl FunctionAbi {
     /// Typed by `iree.abi` records; `named` records give keyword names, a
     /// last `sdict_kwargs` record collects the keywords no parameter names.
     pub fn from_reflection(f: &FunctionReflection) -> Self {
-        let params =
+        let params: Vec<Param> =
             f.a.iter()
                 .map(|t| match t {
                     TypeRecord::Named(k, inner) => {
@@ -282,9 +301,11 @@ impl FunctionAbi {
         // Only a last `sdict_kwargs` collects keywords (the parser allows no
         // other); one built by hand elsewhere is an ordinary dict.
         let kwargs_param = f.a.len().checked_sub(1).filter(|&i| matches!(f.a[i], TypeRecord::SDictKwargs(_)));
-        let results = f.r.iter().map(|t| ParamType::Record(t.unnamed().clone())).collect();
+        let results: Vec<ParamType> = f.r.iter().map(|t| ParamType::Record(t.unnamed().clone())).collect();
         FunctionAbi {
+            results_plan: ResultsPlan::of(&results),
             mode: AbiMode::Reflection,
+            args_plan: ArgsPlan::of(&params),
             params: Some(params),
             results: Some(results),
             kwargs_param,
@@ -300,10 +321,14 @@ impl FunctionAbi {
             Some(t) => ParamType::Record(t),
             None => ParamType::Opaque(p.ty.to_string()),
         };
+        let params: Vec<Param> = d.args.iter().map(|p| Param { name: None, ty: ty(p) }).collect();
+        let results: Vec<ParamType> = d.results.iter().map(ty).collect();
         FunctionAbi {
             mode: AbiMode::Declaration,
-            params: Some(d.args.iter().map(|p| Param { name: None, ty: ty(p) }).collect()),
-            results: Some(d.results.iter().map(ty).collect()),
+            args_plan: ArgsPlan::of(&params),
+            params: Some(params),
+            results_plan: ResultsPlan::of(&results),
+            results: Some(results),
             model: d.model,
             ..FunctionAbi::dynamic()
         }
@@ -384,6 +409,13 @@ impl FunctionAbi {
         self.params.as_deref()
     }
 
+    /// The parameters compiled for packing (`None` in dynamic mode): the
+    /// plan that [`pack_args`](FunctionAbi::pack_args) walks, for a
+    /// backend's own fast path.
+    pub fn record_plan(&self) -> Option<&RecordPlan> {
+        self.args_plan.as_ref().map(|p| &*p.0)
+    }
+
     /// The result types (`None` in dynamic mode).
     pub fn results(&self) -> Option<&[ParamType]> {
         self.results.as_deref()
@@ -441,16 +473,10 @@ impl FunctionAbi {
                     })
                     .into());
                 }
-                for (i, (v, p)) in args.iter().zip(ps).enumerate() {
-                    let root = Root::Arg(i);
-                    let at = At::root(&root);
-                    let x = match &p.ty {
-                        ParamType::Record(t) => to_vm(v, t, &at, cx)?,
-                        ParamType::Opaque(name) => {
-                            return Err(at.kind_err(format!("a {name} (not made from host values)"), describe(v)));
-                        }
-                    };
-                    out.push(x)?;
+                match &self.args_plan {
+                    Some(plan) => plan.0.pack_args(args, &mut out, cx)?,
+                    // Did not compile: why.
+                    None => RecordPlan::of_params(ps)?.pack_args(args, &mut out, cx)?,
                 }
             }
         }
@@ -484,7 +510,11 @@ impl FunctionAbi {
             };
             if flat {
                 let list = VmList::from_variants(results);
-                return structure_from_vm(list, t, &At::root(&Root::Results), cx);
+                let at = At::root(&Root::Results);
+                return match self.results_plan.as_ref().and_then(|p| p.0.first()).and_then(Option::as_ref) {
+                    Some(plan) => plan.unpack_items(list, &at, cx),
+                    None => RecordPlan::of_record(t)?.unpack_items(list, &at, cx),
+                };
             }
         }
         if results.len() != rs.len() {
@@ -502,9 +532,10 @@ impl FunctionAbi {
             .map(|(i, (x, t))| {
                 let root = Root::Result(i);
                 let at = At::root(&root);
-                match t {
-                    ParamType::Record(t) => from_vm(x, t, &at, cx),
-                    ParamType::Opaque(name) => Err(at.kind_err("a value the host can hold", name)),
+                match (t, self.results_plan.as_ref().and_then(|p| p.0.get(i)).and_then(Option::as_ref)) {
+                    (ParamType::Record(_), Some(plan)) => plan.unpack(x, &at, cx),
+                    (ParamType::Record(t), None) => RecordPlan::of_record(t)?.unpack(x, &at, cx),
+                    (ParamType::Opaque(name), _) => Err(at.kind_err("a value the host can hold", name)),
                 }
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -525,17 +556,58 @@ struct Conv {
     casts: bool,
 }
 
+/// A function's compiled parameters (equal when the parameters are, which
+/// [`FunctionAbi`] compares).
+#[derive(Clone, Debug)]
+struct ArgsPlan(std::sync::Arc<RecordPlan>);
+
+impl ArgsPlan {
+    fn of(params: &[Param]) -> Option<ArgsPlan> {
+        RecordPlan::of_params(params).ok().map(|p| ArgsPlan(std::sync::Arc::new(p)))
+    }
+}
+
+/// A function's compiled result records (`None` for an opaque one).
+#[derive(Clone, Debug)]
+struct ResultsPlan(std::sync::Arc<Vec<Option<RecordPlan>>>);
+
+impl ResultsPlan {
+    fn of(results: &[ParamType]) -> Option<ResultsPlan> {
+        let plans = results
+            .iter()
+            .map(|r| match r {
+                ParamType::Record(t) => RecordPlan::of_record(t).map(Some),
+                ParamType::Opaque(_) => Ok(None),
+            })
+            .collect::<Result<Vec<_>, Error>>()
+            .ok()?;
+        Some(ResultsPlan(std::sync::Arc::new(plans)))
+    }
+}
+
+impl PartialEq for ResultsPlan {
+    fn eq(&self, _: &ResultsPlan) -> bool {
+        true
+    }
+}
+
+impl PartialEq for ArgsPlan {
+    fn eq(&self, _: &ArgsPlan) -> bool {
+        true
+    }
+}
+
 /// Converts one host value as typed by `record`.
 ///
 /// Errors name the position as `value [path]`; [`FunctionAbi::pack_args`]
 /// names the argument instead.
 pub fn value_to_vm<'v>(v: &'v Value<'_>, record: &TypeRecord) -> Result<Variant<'v>, Error> {
-    to_vm(v, record, &At::root(&Root::Value), Conv { casts: false })
+    RecordPlan::of_record(record)?.convert(v, &At::root(&Root::Value), Conv { casts: false })
 }
 
 /// Converts one VM value as typed by `record`.
 pub fn value_from_vm<'a>(x: Variant<'a>, record: &TypeRecord) -> Result<Value<'a>, Error> {
-    from_vm(x, record, &At::root(&Root::Value), Conv { casts: false })
+    RecordPlan::of_record(record)?.unpack(x, &At::root(&Root::Value), Conv { casts: false })
 }
 
 /// The VM element type of a typed list of `record` values.

@@ -10,6 +10,8 @@ pub(super) enum Root {
     Arg(usize),
     Result(usize),
     Results,
+    /// The arguments as a whole.
+    Args,
     Value,
 }
 
@@ -18,6 +20,8 @@ pub(super) enum Seg<'p> {
     Root(&'p Root),
     Index(usize),
     Name(&'p str),
+    /// Several steps at once (a leaf's path in a record plan).
+    Keys(&'p [PathKey]),
 }
 
 /// A position inside a value, as a chain of borrowed segments on the stack
@@ -40,6 +44,12 @@ impl<'p> At<'p> {
 
     pub(super) fn name<'q>(&'q self, k: &'q str) -> Result<At<'q>, Error> {
         self.child(Seg::Name(k))
+    }
+
+    /// The position `keys` below this one (deeper than the nesting limit
+    /// allows only for paths no record has).
+    pub(super) fn keys<'q>(&'q self, keys: &'q [PathKey]) -> At<'q> {
+        At { parent: Some(self), seg: Seg::Keys(keys), depth: self.depth + keys.len() }
     }
 
     pub(super) fn child<'q>(&'q self, seg: Seg<'q>) -> Result<At<'q>, Error> {
@@ -66,9 +76,11 @@ impl<'p> At<'p> {
                     keys.push(PathKey::Index(*i));
                 }
                 Seg::Root(Root::Results) => side = CallSide::Result,
+                Seg::Root(Root::Args) => side = CallSide::Argument,
                 Seg::Root(Root::Value) => side = CallSide::Value,
                 Seg::Index(i) => keys.push(PathKey::Index(i)),
                 Seg::Name(k) => keys.push(PathKey::Name(k.into())),
+                Seg::Keys(ks) => keys.extend(ks.iter().rev().cloned()),
             }
             cur = a.parent;
         }

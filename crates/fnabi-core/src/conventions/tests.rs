@@ -700,3 +700,116 @@ fn complex_casts_are_value_checked() {
     let big = Array::from_vec(&[1], vec![Complex::new(1.0f64, 1e300)]).unwrap();
     assert!(cast_array(&big, DType::C64, &at).is_err());
 }
+
+#[test]
+fn records_pack_through_one_plan_in_record_order() {
+    // Keys out of alphabetical order pack in the record's order, whatever
+    // the host dict's order; structures inside typed lists go through the
+    // elements' plan, with their paths.
+    let f = abi(
+        r#"{"a": [["sdict", ["y", "i32"], ["x", ["slist", "i8", "f64"]]], ["py_homogeneous_list", ["sdict", ["b", "i64"], ["a", "i8"]]]], "r": [], "v": 1}"#,
+    );
+    let plan = f.record_plan().unwrap();
+    assert_eq!(plan.plan().leaf_count(), 4);
+    assert_eq!(plan.leaf_record(3).unwrap().to_string(), "list[{b: i64, a: i8}]");
+    assert!(plan.leaf_record(4).is_none());
+    let x = Value::List(vec![Value::Int(-1), Value::Float(0.5)]);
+    let elems = Value::List(vec![
+        Value::dict([("a", Value::Int(1)), ("b", Value::Int(2))]),
+        Value::dict([("b", Value::Int(3)), ("a", Value::Int(4))]),
+    ]);
+    let want =
+        "list<?>[list<?>[i32 7, list<?>[i8 -1, f64 0.5]], list<!vm.list>[list<?>[i64 2, i8 1], list<?>[i64 3, i8 4]]]";
+    for d in
+        [Value::dict([("x", x.clone()), ("y", Value::Int(7))]), Value::dict([("y", Value::Int(7)), ("x", x.clone())])]
+    {
+        assert_eq!(f.pack_args(&[d, elems.clone()]).unwrap().to_string(), want);
+    }
+    let good = Value::dict([("y", Value::Int(7)), ("x", x.clone())]);
+    let pack = |d: Value<'static>, e: Value<'static>| msg(f.pack_args(&[d, e]).unwrap_err());
+    assert_eq!(
+        pack(Value::dict([("y", Value::Int(7)), ("x", Value::Int(3))]), elems.clone()),
+        r#"argument [0]["x"]: expected [i8, f64], got int 3"#
+    );
+    assert_eq!(
+        pack(Value::dict([("y", Value::Int(7)), ("x", Value::List(vec![Value::Int(1)]))]), elems.clone()),
+        r#"argument [0]["x"] ([i8, f64]): expected 2 items, got 1"#
+    );
+    assert_eq!(
+        pack(
+            Value::dict([("y", Value::Int(7)), ("x", Value::List(vec![Value::Int(300), Value::Float(0.5)]))]),
+            elems.clone()
+        ),
+        r#"argument [0]["x"][0]: 300 is out of range for i8 in -128..=127"#
+    );
+    let bad_elems = Value::List(vec![elems.as_sequence().unwrap()[0].clone(), Value::dict([("b", Value::Int(3))])]);
+    assert_eq!(pack(good.clone(), bad_elems), r#"argument [1][1] ({b: i64, a: i8}): missing key "a""#);
+    let bad_elems = Value::List(vec![Value::dict([("a", Value::Int(1)), ("b", Value::Float(2.5))])]);
+    assert_eq!(pack(good.clone(), bad_elems), r#"argument [1][0]["b"]: expected i64, got float 2.5"#);
+    // One record on its own: `value` paths.
+    let t = rec(r#"["sdict", ["q", ["slist", "i32"]]]"#);
+    assert_eq!(
+        msg(value_to_vm(&Value::dict([("q", Value::List(vec![Value::None]))]), &t).unwrap_err()),
+        r#"value ["q"][0]: expected i32, got None"#
+    );
+    assert_eq!(
+        msg(value_to_vm(&Value::dict([("r", Value::None)]), &t).unwrap_err()),
+        r#"value ({q: [i32]}): missing key "q""#
+    );
+}
+
+#[test]
+fn results_unpack_along_the_plans_of_their_records() {
+    // Dicts come back in the record's key order, stuples as tuples, also
+    // inside typed lists; errors name the path of the part at fault.
+    let f = abi(
+        r#"{"a": [], "r": [["sdict", ["y", "i32"], ["x", ["stuple", "i8", ["slist", "f64"]]]], ["py_homogeneous_list", ["stuple", "i64", "i1"]]], "v": 1}"#,
+    );
+    let l = |items: Vec<Variant<'static>>| Variant::list(VmList::from_variants(items));
+    let first = || l(vec![Variant::I32(7), l(vec![Variant::I8(-1), l(vec![Variant::F64(0.5)])])]);
+    let second = || l(vec![l(vec![Variant::I64(3), Variant::I32(1)]), l(vec![Variant::I64(4), Variant::I32(0)])]);
+    let got = f.unpack_results(vec![first(), second()]).unwrap();
+    let want = Value::Tuple(vec![
+        Value::dict([
+            ("y", Value::Int(7)),
+            ("x", Value::Tuple(vec![Value::Int(-1), Value::List(vec![Value::Float(0.5)])])),
+        ]),
+        Value::List(vec![
+            Value::Tuple(vec![Value::Int(3), Value::Bool(true)]),
+            Value::Tuple(vec![Value::Int(4), Value::Bool(false)]),
+        ]),
+    ]);
+    assert_eq!(got, want);
+    let Value::Tuple(parts) = &got else { unreachable!() };
+    let Value::Dict(d) = &parts[0] else { unreachable!() };
+    assert_eq!(d.keys().map(|k| &**k).collect::<Vec<_>>(), ["y", "x"]);
+
+    let short = l(vec![Variant::I32(7), l(vec![Variant::I8(-1)])]);
+    assert_eq!(
+        msg(f.unpack_results(vec![short, second()]).unwrap_err()),
+        r#"result [0]["x"] ((i8, [f64])): expected 2 items, got 1"#
+    );
+    let not_list = l(vec![Variant::I32(7), l(vec![Variant::I8(-1), Variant::F64(0.5)])]);
+    assert_eq!(
+        msg(f.unpack_results(vec![not_list, second()]).unwrap_err()),
+        r#"result [0]["x"][1]: expected a list ([f64]), got f64"#
+    );
+    let bad_elem = l(vec![l(vec![Variant::I64(3), Variant::I32(2)])]);
+    assert_eq!(
+        msg(f.unpack_results(vec![first(), bad_elem]).unwrap_err()),
+        "result [1][0][1]: 2 is out of range for i1 in 0..=1"
+    );
+    let short_elem = l(vec![l(vec![Variant::I64(3)])]);
+    assert_eq!(
+        msg(f.unpack_results(vec![first(), short_elem]).unwrap_err()),
+        "result [1][0] ((i64, i1)): expected 2 items, got 1"
+    );
+    // One record on its own.
+    let t = rec(r#"["sdict", ["b", "i8"], ["a", ["stuple"]]]"#);
+    let v = value_from_vm(l(vec![Variant::I8(1), l(vec![])]), &t).unwrap();
+    assert_eq!(v, Value::dict([("b", Value::Int(1)), ("a", Value::Tuple(vec![]))]));
+    assert_eq!(
+        msg(value_from_vm(l(vec![Variant::I8(1)]), &t).unwrap_err()),
+        "value ({b: i8, a: ()}): expected 2 items, got 1"
+    );
+}

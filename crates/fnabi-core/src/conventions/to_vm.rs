@@ -1,71 +1,38 @@
-//! Host values to VM values, typed by `iree.abi` records (checked: kinds,
-//! dtypes, ranks, static dims, ranges, dict keys, lengths) or dynamic.
+//! Host values to VM values, leaf by leaf: the converters of the records
+//! that are not structures (checked: kinds, dtypes, ranks, static dims,
+//! ranges), which a [`RecordPlan`] walk calls, and dynamic mode.
 
 use super::*;
 
-pub(super) fn to_vm<'v>(v: &'v Value<'_>, t: &TypeRecord, at: &At<'_>, cx: Conv) -> Result<Variant<'v>, Error> {
-    match t {
-        TypeRecord::Unknown => dynamic_to_vm(v, at),
-        TypeRecord::Null => match v {
-            Value::None => Ok(Variant::None),
-            _ => Err(at.kind_err("None (a null slot)", describe(v))),
-        },
-        TypeRecord::Named(_, inner) => to_vm(v, inner, at, cx),
-        TypeRecord::Primitive(p) => scalar_to_vm(v, *p, at),
-        TypeRecord::NdArray(a) if a.is_numeric() => ndarray_to_vm(v, a, t, at, cx),
-        TypeRecord::NdArray(a) => ref_array_to_vm(v, a, t, at, cx),
-        TypeRecord::SList(ts) | TypeRecord::STuple(ts) => {
-            let Some(items) = v.as_sequence() else {
-                return Err(at.kind_err(t, describe(v)));
-            };
-            if items.len() != ts.len() {
-                return Err(at.err_in(t, CallErrorKind::Length { expected: ts.len(), got: items.len() }));
-            }
-            let mut l = VmList::variants(ts.len());
-            for (i, (item, ty)) in items.iter().zip(ts).enumerate() {
-                l.push(to_vm(item, ty, &at.index(i)?, cx)?)?;
-            }
-            Ok(Variant::list(l))
-        }
-        TypeRecord::SDict(es) | TypeRecord::SDictKwargs(es) => {
-            let Value::Dict(d) = v else {
-                return Err(at.kind_err(t, describe(v)));
-            };
-            let mut l = VmList::variants(es.len());
-            for (k, ty) in es {
-                let Some(item) = d.get(k) else {
-                    return Err(at.err_in(t, CallErrorKind::MissingKey(k.clone())));
-                };
-                l.push(to_vm(item, ty, &at.name(k)?, cx)?)?;
-            }
-            if d.len() != es.len()
-                && let Some(k) = d.keys().find(|k| !es.iter().any(|(e, _)| e == *k))
-            {
-                return Err(at.err_in(t, CallErrorKind::UnexpectedKey(k.clone())));
-            }
-            Ok(Variant::list(l))
-        }
-        TypeRecord::PyHomogeneousList(elem) => {
-            let et = element_type_of(elem);
-            let bytes_ok = matches!(**elem, TypeRecord::Primitive(Primitive::Int(8)));
-            match v {
-                Value::Str(s) if bytes_ok => Ok(Variant::list(VmList::from_bytes(s.as_bytes()))),
-                Value::Bytes(b) if bytes_ok => Ok(Variant::list(VmList::from_bytes(b))),
-                Value::List(items) | Value::Tuple(items) => {
-                    let mut l = VmList::with_capacity(et, items.len());
-                    for (i, item) in items.iter().enumerate() {
-                        let at = at.index(i)?;
-                        let x = to_vm(item, elem, &at, cx)?;
-                        if !l.accepts(&x) {
-                            return Err(at.kind_err(l.element_type(), x.type_description()));
-                        }
-                        l.push(x)?;
-                    }
-                    Ok(Variant::list(l))
+/// A `py_homogeneous_list` (record `t`, elements of record `elem`
+/// compiled as `elements`): a typed list of the converted items (`list<i8>`
+/// of the bytes of a str or bytes value for `i8`).
+pub(super) fn py_list_to_vm<'v>(
+    v: &'v Value<'_>,
+    elem: &TypeRecord,
+    t: &TypeRecord,
+    elements: &RecordPlan,
+    at: &At<'_>,
+    cx: Conv,
+) -> Result<Variant<'v>, Error> {
+    let et = element_type_of(elem);
+    let bytes_ok = matches!(*elem, TypeRecord::Primitive(Primitive::Int(8)));
+    match v {
+        Value::Str(s) if bytes_ok => Ok(Variant::list(VmList::from_bytes(s.as_bytes()))),
+        Value::Bytes(b) if bytes_ok => Ok(Variant::list(VmList::from_bytes(b))),
+        Value::List(items) | Value::Tuple(items) => {
+            let mut l = VmList::with_capacity(et, items.len());
+            for (i, item) in items.iter().enumerate() {
+                let at = at.index(i)?;
+                let x = elements.convert(item, &at, cx)?;
+                if !l.accepts(&x) {
+                    return Err(at.kind_err(l.element_type(), x.type_description()));
                 }
-                _ => Err(at.kind_err(t, describe(v))),
+                l.push(x)?;
             }
+            Ok(Variant::list(l))
         }
+        _ => Err(at.kind_err(t, describe(v))),
     }
 }
 
@@ -245,6 +212,7 @@ pub(super) fn ref_array_to_vm<'v>(
     v: &'v Value<'_>,
     a: &NdArrayType,
     t: &TypeRecord,
+    elements: &RecordPlan,
     at: &At<'_>,
     cx: Conv,
 ) -> Result<Variant<'v>, Error> {
@@ -253,7 +221,7 @@ pub(super) fn ref_array_to_vm<'v>(
     };
     let mut shape: Vec<Option<usize>> = vec![None; rank];
     let mut values = VmList::with_capacity(element_type_of(&a.element), 0);
-    gather_refs(v, 0, &mut shape, &mut values, &a.element, t, at, cx)?;
+    gather_refs(v, 0, &mut shape, &mut values, elements, t, at, cx)?;
     // A level below an empty one is never seen: its extent is the record's
     // static dim if there is one, else 0.
     let declared = a.dims.as_deref().unwrap_or_default();
@@ -286,13 +254,13 @@ pub(super) fn gather_refs<'v>(
     level: usize,
     shape: &mut [Option<usize>],
     values: &mut VmList<'v>,
-    elem: &TypeRecord,
+    elements: &RecordPlan,
     t: &TypeRecord,
     at: &At<'_>,
     cx: Conv,
 ) -> Result<(), Error> {
     if level == shape.len() {
-        let x = to_vm(v, elem, at, cx)?;
+        let x = elements.convert(v, at, cx)?;
         if !values.accepts(&x) {
             return Err(at.kind_err(values.element_type(), x.type_description()));
         }
@@ -309,7 +277,7 @@ pub(super) fn gather_refs<'v>(
         Some(_) => {}
     }
     for (i, item) in items.iter().enumerate() {
-        gather_refs(item, level + 1, shape, values, elem, t, &at.index(i)?, cx)?;
+        gather_refs(item, level + 1, shape, values, elements, t, &at.index(i)?, cx)?;
     }
     Ok(())
 }

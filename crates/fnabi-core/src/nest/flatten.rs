@@ -29,7 +29,7 @@ impl NodeSer<'_, '_> {
             }
             _ => {
                 let out = &mut self.f.out;
-                plan.flat(self.node, &v, &mut |slot, leaf: &Value<'static>| out[slot as usize] = leaf.clone())
+                plan.flatten_node_with(self.node, &v, |slot, leaf: &Value<'static>| out[slot as usize] = leaf.clone())
             }
         }
     }

@@ -88,6 +88,153 @@ enum Node {
 
 static NONE: Value<'static> = Value::None;
 
+/// What a [`Plan::visit`] tells as it walks a value: the containers it
+/// opens and closes and the leaves between them, in the structure's order.
+/// Every method but `leaf` does nothing by default; an error stops the walk.
+pub trait PlanVisitor<'v, 'a: 'v> {
+    /// Why the visitor stops a walk.
+    type Error;
+    /// True for a visitor that wants only the leaves: it ignores the
+    /// container and gap events, and a leaf reported again replaces the
+    /// earlier report (so a walk may report leaves while it still checks
+    /// the keys around them, as `flatten` does).
+    const LEAVES_ONLY: bool = false;
+    /// A sequence of `len` items (gaps included) begins.
+    #[inline(always)]
+    fn open_seq(&mut self, len: usize) -> Result<(), Self::Error> {
+        let _ = len;
+        Ok(())
+    }
+    /// A dict of `len` items begins.
+    #[inline(always)]
+    fn open_dict(&mut self, len: usize) -> Result<(), Self::Error> {
+        let _ = len;
+        Ok(())
+    }
+    /// The innermost open container ends.
+    #[inline(always)]
+    fn close(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    /// A gap slot of a sequence (its value, checked, is `None`).
+    #[inline(always)]
+    fn gap(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    /// The leaf of output slot `slot` (see [`Plan::flatten`]) is `value`.
+    fn leaf(&mut self, slot: u32, value: &'v Value<'a>) -> Result<(), Self::Error>;
+}
+
+/// Where a [`Plan::build_with`] takes a value's parts from: told about
+/// each container as the build opens and closes it (depth-first, in the
+/// structure's order, as a [`visit`](Plan::visit) reports them), and asked
+/// for each leaf. Infallible as the build sees it (so building stays as
+/// cheap as moving the leaves): a source that fails keeps its error and
+/// answers `None` until the build ends.
+pub trait PlanSource<'a> {
+    /// A sequence of `len` items (gaps included) begins.
+    #[inline(always)]
+    fn open_seq(&mut self, len: usize) {
+        let _ = len;
+    }
+    /// A dict of `len` items begins.
+    #[inline(always)]
+    fn open_dict(&mut self, len: usize) {
+        let _ = len;
+    }
+    /// The innermost open container ends.
+    #[inline(always)]
+    fn close(&mut self) {}
+    /// A gap slot of a sequence (built as `None`).
+    #[inline(always)]
+    fn gap(&mut self) {}
+    /// The leaf of slot `slot`.
+    fn leaf(&mut self, slot: u32) -> Value<'a>;
+    /// The leaves of slots `first..first + len`, the items of a sequence
+    /// of leaves (one [`leaf`](PlanSource::leaf) each by default).
+    #[inline]
+    fn leaves(&mut self, first: u32, len: u32) -> Vec<Value<'a>> {
+        (first..first + len).map(|slot| self.leaf(slot)).collect()
+    }
+    /// The value of the sequence just closed, from its items (a list by default).
+    #[inline(always)]
+    fn sequence(&mut self, items: Vec<Value<'a>>) -> Value<'a> {
+        Value::List(items)
+    }
+}
+
+/// Why a [`Plan::visit`] stopped: the value does not fit the structure
+/// (the error's path says where), or the visitor stopped it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum VisitError<E> {
+    /// The value does not fit the structure.
+    Structure(StructureError),
+    /// The visitor's error.
+    Visitor(E),
+}
+
+impl<E> From<StructureError> for VisitError<E> {
+    #[cold]
+    fn from(e: StructureError) -> Self {
+        VisitError::Structure(e)
+    }
+}
+
+impl<E> VisitError<E> {
+    /// The same error one level down (structure errors only: a visitor
+    /// knows its own positions).
+    #[cold]
+    fn within(self, key: PathKey) -> Self {
+        match self {
+            VisitError::Structure(e) => VisitError::Structure(e.within(key)),
+            other => other,
+        }
+    }
+}
+
+impl VisitError<std::convert::Infallible> {
+    /// The structure error (a visitor that cannot fail stopped nothing).
+    pub fn into_structure(self) -> StructureError {
+        match self {
+            VisitError::Structure(e) => e,
+            VisitError::Visitor(never) => match never {},
+        }
+    }
+}
+
+/// The visitor of `flatten_with`: leaves to a closure, containers ignored.
+struct Put<F>(F);
+
+impl<'v, 'a: 'v, F: FnMut(u32, &'v Value<'a>)> PlanVisitor<'v, 'a> for Put<F> {
+    type Error = std::convert::Infallible;
+    const LEAVES_ONLY: bool = true;
+    #[inline(always)]
+    fn leaf(&mut self, slot: u32, value: &'v Value<'a>) -> Result<(), Self::Error> {
+        (self.0)(slot, value);
+        Ok(())
+    }
+}
+
+/// `s` with the children of each dict in key order (depth-checked: the
+/// tree is not validated yet).
+fn sorted_dicts(s: &Structure, depth: usize) -> Result<Structure, StructureError> {
+    if depth > fnabi_abi::limits::MAX_DEPTH {
+        return Err(StructureError::at_root(StructureErrorKind::TooDeep(fnabi_abi::limits::MAX_DEPTH)));
+    }
+    Ok(match s {
+        Structure::Leaf(raw) => Structure::Leaf(*raw),
+        Structure::Sequence(c) => {
+            Structure::Sequence(c.iter().map(|(k, c)| Ok((*k, sorted_dicts(c, depth + 1)?))).collect::<Result<_, _>>()?)
+        }
+        Structure::Dict(c) => {
+            let mut c: Vec<(Key, Structure)> =
+                c.iter().map(|(k, c)| Ok((k.clone(), sorted_dicts(c, depth + 1)?))).collect::<Result<_, _>>()?;
+            c.sort_by(|a, b| a.0.cmp(&b.0));
+            Structure::Dict(c)
+        }
+    })
+}
+
 /// String equality for dict keys, which are short: two overlapping
 /// fixed-size loads per side instead of a `memcmp` call (most of the cost
 /// of comparing a 2-byte key).
@@ -165,24 +312,16 @@ impl Compiler {
     }
 }
 
-/// The walk of `unflatten` takes leaves from here by slot.
-trait LeafSource<'a> {
-    fn take(&mut self, slot: u32) -> Value<'a>;
-    /// The leaves of slots `first..first + len`, as a new vector.
-    fn take_run(&mut self, first: u32, len: u32) -> Vec<Value<'a>>;
-}
-
-/// Leaves that a walk meets in slot order: moved out one after another.
+/// Leaves that a build meets in slot order: moved out one after another.
 struct InOrder<'a>(std::vec::IntoIter<Value<'a>>);
 
-impl<'a> LeafSource<'a> for InOrder<'a> {
+impl<'a> PlanSource<'a> for InOrder<'a> {
     #[inline]
-    fn take(&mut self, _slot: u32) -> Value<'a> {
+    fn leaf(&mut self, _slot: u32) -> Value<'a> {
         self.0.next().unwrap_or_default()
     }
-
     #[inline]
-    fn take_run(&mut self, _first: u32, len: u32) -> Vec<Value<'a>> {
+    fn leaves(&mut self, _first: u32, len: u32) -> Vec<Value<'a>> {
         self.0.by_ref().take(len as usize).collect()
     }
 }
@@ -190,14 +329,13 @@ impl<'a> LeafSource<'a> for InOrder<'a> {
 /// Leaves in any order: each is taken out of its slot.
 struct BySlot<'s, 'a>(&'s mut [Value<'a>]);
 
-impl<'a> LeafSource<'a> for BySlot<'_, 'a> {
+impl<'a> PlanSource<'a> for BySlot<'_, 'a> {
     #[inline]
-    fn take(&mut self, slot: u32) -> Value<'a> {
+    fn leaf(&mut self, slot: u32) -> Value<'a> {
         self.0.get_mut(slot as usize).map(std::mem::take).unwrap_or_default()
     }
-
     #[inline]
-    fn take_run(&mut self, first: u32, len: u32) -> Vec<Value<'a>> {
+    fn leaves(&mut self, first: u32, len: u32) -> Vec<Value<'a>> {
         let (first, len) = (first as usize, len as usize);
         match self.0.get_mut(first..first + len) {
             Some(run) => run.iter_mut().map(std::mem::take).collect(),
@@ -212,12 +350,42 @@ impl Plan {
     /// Errors: keys not strictly ascending, a raw index used twice, nesting
     /// deeper than [`MAX_DEPTH`](fnabi_abi::limits::MAX_DEPTH), more than [`MAX_GAP_SLOTS`](fnabi_abi::limits::MAX_GAP_SLOTS) gap slots.
     pub fn new(structure: Option<&Structure>) -> Result<Plan, StructureError> {
+        Plan::compile(structure, structure)
+    }
+
+    /// Like [`new`](Plan::new) for a structure whose dicts list their keys
+    /// in the order a [`visit`](Plan::visit) (and [`unflatten`](Plan::unflatten))
+    /// should meet them, which need not be ascending (the keys of a dict
+    /// must still be unique). For a convention that passes a dict's values
+    /// in a declared order, such as `iree.abi`'s `sdict` records. The plan's
+    /// [`structure`](Plan::structure) has its dicts in key order.
+    ///
+    /// ```
+    /// use fnabi_core::structure::{Plan, Structure};
+    /// use fnabi_core::Value;
+    /// let s = Structure::Dict(vec![("y".into(), Structure::Leaf(0)), ("x".into(), Structure::Leaf(1))]);
+    /// assert!(Plan::new(Some(&s)).is_err()); // keys not ascending
+    /// let plan = Plan::with_dict_order(&s).unwrap();
+    /// let v = Value::dict([("x", Value::Int(1)), ("y", Value::Int(2))]);
+    /// assert_eq!(plan.flatten(&v).unwrap(), [&Value::Int(2), &Value::Int(1)]);
+    /// let back = plan.unflatten(vec![Value::Int(2), Value::Int(1)]).unwrap();
+    /// let Value::Dict(d) = back else { panic!() };
+    /// assert_eq!(d.keys().map(|k| &**k).collect::<Vec<_>>(), ["y", "x"]);
+    /// ```
+    pub fn with_dict_order(structure: &Structure) -> Result<Plan, StructureError> {
+        let sorted = sorted_dicts(structure, 0)?;
+        Plan::compile(Some(&sorted), Some(structure))
+    }
+
+    /// Compiles `walk` (whose dicts are in visit order), `structure` being
+    /// the same tree with its dicts in key order.
+    fn compile(structure: Option<&Structure>, walk: Option<&Structure>) -> Result<Plan, StructureError> {
         let mut c = Compiler { nodes: Vec::new(), seq_edges: Vec::new(), dict_edges: Vec::new(), raws: Vec::new() };
-        if let Some(s) = structure {
+        if let (Some(s), Some(w)) = (structure, walk) {
             // Depth, key order, gap count and raw-index uniqueness: checked
             // once, by the ABI layer; the compiler relies on them.
             s.validate()?;
-            c.add(s)?;
+            c.add(w)?;
         }
         // Slots: the rank of each raw index (= the raw index when they are 0..n).
         let mut sorted = c.raws.clone();
@@ -317,7 +485,7 @@ impl Plan {
                 got: out.len(),
             }));
         }
-        self.flatten_with(value, &mut |slot, v| out[slot as usize] = v)
+        self.flatten_with(value, |slot, v| out[slot as usize] = v)
     }
 
     /// Walks `value` and hands each leaf to `put(slot, leaf)`, each slot
@@ -325,99 +493,223 @@ impl Plan {
     /// output positions of [`flatten`](Plan::flatten)). `put` may be called
     /// for some leaves before an error is found. For a caller that consumes
     /// the leaves at once (binding them as call arguments, say) instead of
-    /// collecting them first.
+    /// collecting them first. A [`visit`](Plan::visit) that ignores the
+    /// container events.
     #[inline]
     pub(crate) fn flatten_with<'v, 'a, F: FnMut(u32, &'v Value<'a>)>(
         &self,
         value: &'v Value<'a>,
-        put: &mut F,
+        put: F,
     ) -> Result<(), StructureError> {
+        self.visit(value, &mut Put(put)).map_err(VisitError::into_structure)
+    }
+
+    /// Like [`flatten_with`](Plan::flatten_with) from node `id` (a subtree).
+    pub(crate) fn flatten_node_with<'v, 'a, F: FnMut(u32, &'v Value<'a>)>(
+        &self,
+        id: u32,
+        value: &'v Value<'a>,
+        put: F,
+    ) -> Result<(), StructureError> {
+        self.walk(id, value, &mut Put(put)).map_err(VisitError::into_structure)
+    }
+
+    /// Walks `value` depth-first along the structure, checking it as
+    /// [`flatten`](Plan::flatten) does, and tells `visitor` what it meets:
+    /// each sequence and dict as `open_seq(len)`/`open_dict(len)`, its items,
+    /// then `close()`; each leaf as `leaf(slot, value)`; each gap slot (a
+    /// checked `None`) as `gap()`. Sequence items come in key order, dict
+    /// items in the structure's key order (the order the plan was compiled
+    /// with, see [`with_dict_order`](Plan::with_dict_order)) whatever order
+    /// the host dict has. A container is checked (kind, length, keys) before
+    /// its `open_*`; a failing check or visitor stops the walk. An empty
+    /// side takes `None` or an empty container and reports nothing.
+    ///
+    /// ```
+    /// use fnabi_core::structure::{Plan, PlanVisitor, Structure};
+    /// use fnabi_core::Value;
+    /// // {"a": [$0, $1], "b": $2}, rebuilt as text
+    /// struct Text(String);
+    /// impl<'v, 'a: 'v> PlanVisitor<'v, 'a> for Text {
+    ///     type Error = std::convert::Infallible;
+    ///     fn open_seq(&mut self, _: usize) -> Result<(), Self::Error> { self.0 += "["; Ok(()) }
+    ///     fn open_dict(&mut self, _: usize) -> Result<(), Self::Error> { self.0 += "{"; Ok(()) }
+    ///     fn close(&mut self) -> Result<(), Self::Error> { self.0 += ")"; Ok(()) }
+    ///     fn leaf(&mut self, slot: u32, v: &'v Value<'a>) -> Result<(), Self::Error> {
+    ///         self.0 += &format!("${slot}={v:?} ");
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let s = Structure::Dict(vec![
+    ///     ("a".into(), Structure::Sequence(vec![(0, Structure::Leaf(0)), (1, Structure::Leaf(1))])),
+    ///     ("b".into(), Structure::Leaf(2)),
+    /// ]);
+    /// let plan = Plan::new(Some(&s)).unwrap();
+    /// let v = Value::dict([("b", Value::Int(3)), ("a", Value::List(vec![Value::Int(1), Value::Int(2)]))]);
+    /// let mut text = Text(String::new());
+    /// plan.visit(&v, &mut text).unwrap();
+    /// assert_eq!(text.0, "{[$0=Int(1) $1=Int(2) )$2=Int(3) )");
+    /// let e = plan.visit(&Value::dict([("a", Value::Int(1)), ("b", Value::Int(2))]), &mut text).unwrap_err();
+    /// assert_eq!(e.into_structure().to_string(), "at [\"a\"]: expected a list or tuple, got an int");
+    /// ```
+    #[inline]
+    pub fn visit<'v, 'a, V: PlanVisitor<'v, 'a>>(
+        &self,
+        value: &'v Value<'a>,
+        visitor: &mut V,
+    ) -> Result<(), VisitError<V::Error>> {
         if self.nodes.is_empty() {
             return match value {
                 Value::None => Ok(()),
                 Value::List(v) | Value::Tuple(v) if v.is_empty() => Ok(()),
                 Value::Dict(d) if d.is_empty() => Ok(()),
-                _ => Err(super::expected_error("None (the side is empty)", value)),
+                _ => Err(super::expected_error("None (the side is empty)", value).into()),
             };
         }
-        self.flat(0, value, put)
+        self.walk(0, value, visitor)
     }
 
-    /// Walks `v` along node `id`, handing each leaf to `put` with its slot.
-    pub(crate) fn flat<'v, 'a, F: FnMut(u32, &'v Value<'a>)>(
+    /// Like [`visit`](Plan::visit) for a plan whose root is a sequence,
+    /// with `items` as the root's items and without the root's
+    /// `open_seq`/`close` (for a caller whose root is an argument list it
+    /// holds as a slice). An empty side takes no items.
+    pub fn visit_items<'v, 'a, V: PlanVisitor<'v, 'a>>(
+        &self,
+        items: &'v [Value<'a>],
+        visitor: &mut V,
+    ) -> Result<(), VisitError<V::Error>> {
+        match self.nodes.first() {
+            None if items.is_empty() => Ok(()),
+            None => Err(StructureError::at_root(StructureErrorKind::Length { has: items.len(), needs: 0 }).into()),
+            Some(&Node::Run { len, first, .. }) => {
+                check_len(items, len)?;
+                for (i, item) in items.iter().enumerate() {
+                    visitor.leaf(first + i as u32, item).map_err(VisitError::Visitor)?;
+                }
+                Ok(())
+            }
+            Some(&Node::Seq { start, count, len }) => {
+                check_len(items, len)?;
+                self.walk_seq(start, count, len, items, visitor)
+            }
+            Some(_) => Err(StructureError::at_root(StructureErrorKind::Expected {
+                expected: "a plan whose root is a sequence",
+                got: "items",
+            })
+            .into()),
+        }
+    }
+
+    /// Walks `v` along node `id`, telling `visitor` what it meets.
+    fn walk<'v, 'a, V: PlanVisitor<'v, 'a>>(
         &self,
         id: u32,
         v: &'v Value<'a>,
-        put: &mut F,
-    ) -> Result<(), StructureError> {
+        visitor: &mut V,
+    ) -> Result<(), VisitError<V::Error>> {
         match self.nodes[id as usize] {
-            Node::Leaf { slot } => {
-                put(slot, v);
-                Ok(())
-            }
+            Node::Leaf { slot } => visitor.leaf(slot, v).map_err(VisitError::Visitor),
             Node::Run { len, first, .. } => {
                 let items = seq_items(v, len)?;
+                visitor.open_seq(len as usize).map_err(VisitError::Visitor)?;
                 for (i, item) in items.iter().enumerate() {
-                    put(first + i as u32, item);
+                    visitor.leaf(first + i as u32, item).map_err(VisitError::Visitor)?;
                 }
-                Ok(())
+                visitor.close().map_err(VisitError::Visitor)
             }
             Node::Seq { start, count, len } => {
                 let items = seq_items(v, len)?;
-                let edges = &self.seq_edges[start as usize..(start + count) as usize];
                 if count != len {
-                    self.check_gaps(edges, items)?;
+                    self.check_gaps(&self.seq_edges[start as usize..(start + count) as usize], items)?;
                 }
-                for &(k, child) in edges {
-                    self.flat(child, &items[k as usize], put).map_err(|e| e.within(PathKey::Index(k as usize)))?;
-                }
-                Ok(())
+                visitor.open_seq(len as usize).map_err(VisitError::Visitor)?;
+                self.walk_seq(start, count, len, items, visitor)?;
+                visitor.close().map_err(VisitError::Visitor)
             }
             Node::Dict { start, count, leaves } => {
                 let d = match v {
                     Value::Dict(d) => d,
-                    _ => return Err(super::expected_error("a dict", v)),
+                    _ => return Err(super::expected_error("a dict", v).into()),
                 };
                 let range = start as usize..(start + count) as usize;
                 let edges = &self.dict_edges[range.clone()];
                 let entries = d.entries();
-                if leaves && entries.len() == edges.len() {
-                    // A dict of leaves (of arrays, typically) in the
-                    // structure's key order: each value goes to its slot.
-                    let slots = &self.dict_slots[range];
+                // Fast path: the value's keys in the structure's order (a
+                // dict built by `unflatten`, or by a caller in key order).
+                if V::LEAVES_ONLY && leaves && entries.len() == edges.len() {
+                    // A dict of leaves for a visitor that takes a leaf
+                    // twice: each value goes to its slot as its key is
+                    // checked (one pass; a mismatch goes the slow way).
+                    let slots = &self.dict_slots[range.clone()];
                     let mut in_order = true;
                     for (((k, _), &slot), (vk, vv)) in edges.iter().zip(slots).zip(entries) {
                         if !(std::sync::Arc::ptr_eq(k, vk) || key_eq(k, vk)) {
                             in_order = false;
                             break;
                         }
-                        put(slot, vv);
-                    }
-                    if in_order {
-                        return Ok(());
-                    }
-                } else if entries.len() == edges.len() {
-                    // Fast path: the value's keys in the structure's order
-                    // (a dict built by `unflatten`, or by a caller in key order).
-                    let mut in_order = true;
-                    for ((k, child), (vk, vv)) in edges.iter().zip(entries) {
-                        if !(std::sync::Arc::ptr_eq(k, vk) || key_eq(k, vk)) {
-                            in_order = false;
-                            break;
-                        }
-                        match self.nodes.get(*child as usize) {
-                            // A dict of leaves (of arrays, typically): no recursion.
-                            Some(Node::Leaf { slot }) => put(*slot, vv),
-                            _ => self.flat(*child, vv, put).map_err(|e| e.within(PathKey::Name(k.clone())))?,
-                        }
+                        visitor.leaf(slot, vv).map_err(VisitError::Visitor)?;
                     }
                     if in_order {
                         return Ok(());
                     }
                 }
-                self.flat_dict_any_order(edges, d, put)
+                let in_order = entries.len() == edges.len()
+                    && edges
+                        .iter()
+                        .zip(entries)
+                        .all(|((k, _), (vk, _))| std::sync::Arc::ptr_eq(k, vk) || key_eq(k, vk));
+                if !in_order {
+                    return self.walk_dict_any_order(edges, d, visitor);
+                }
+                visitor.open_dict(count as usize).map_err(VisitError::Visitor)?;
+                if leaves {
+                    // A dict of leaves (of arrays, typically): each value
+                    // goes to its slot, without recursion.
+                    for (&slot, (_, vv)) in self.dict_slots[range].iter().zip(entries) {
+                        visitor.leaf(slot, vv).map_err(VisitError::Visitor)?;
+                    }
+                } else {
+                    for ((k, child), (_, vv)) in edges.iter().zip(entries) {
+                        self.walk(*child, vv, visitor).map_err(|e| e.within(PathKey::Name(k.clone())))?;
+                    }
+                }
+                visitor.close().map_err(VisitError::Visitor)
             }
         }
+    }
+
+    /// The items of a sequence node (checked: kind, length, gaps), in key order.
+    #[inline]
+    fn walk_seq<'v, 'a, V: PlanVisitor<'v, 'a>>(
+        &self,
+        start: u32,
+        count: u32,
+        len: u32,
+        items: &'v [Value<'a>],
+        visitor: &mut V,
+    ) -> Result<(), VisitError<V::Error>> {
+        let edges = &self.seq_edges[start as usize..(start + count) as usize];
+        if count == len {
+            // No gaps.
+            for &(k, child) in edges {
+                self.walk(child, &items[k as usize], visitor).map_err(|e| e.within(PathKey::Index(k as usize)))?;
+            }
+            return Ok(());
+        }
+        let mut next = 0;
+        for &(k, child) in edges {
+            while next < k {
+                visitor.gap().map_err(VisitError::Visitor)?;
+                next += 1;
+            }
+            next = k + 1;
+            self.walk(child, &items[k as usize], visitor).map_err(|e| e.within(PathKey::Index(k as usize)))?;
+        }
+        while next < len {
+            visitor.gap().map_err(VisitError::Visitor)?;
+            next += 1;
+        }
+        Ok(())
     }
 
     #[cold]
@@ -440,36 +732,42 @@ impl Plan {
     /// sort an index of its entries and merge. Reports the first missing key
     /// (in key order) before any unexpected one.
     #[cold]
-    fn flat_dict_any_order<'v, 'a, F: FnMut(u32, &'v Value<'a>)>(
+    fn walk_dict_any_order<'v, 'a, V: PlanVisitor<'v, 'a>>(
         &self,
         edges: &[(Key, u32)],
         d: &'v Dict<'a>,
-        put: &mut F,
-    ) -> Result<(), StructureError> {
+        visitor: &mut V,
+    ) -> Result<(), VisitError<V::Error>> {
         let entries = d.entries();
         let mut order: Vec<usize> = (0..entries.len()).collect();
         order.sort_unstable_by(|&a, &b| entries[a].0.cmp(&entries[b].0));
+        // The edges in key order (the plan's order may be another, see
+        // `with_dict_order`).
+        let mut by_key: Vec<usize> = (0..edges.len()).collect();
+        by_key.sort_unstable_by(|&a, &b| edges[a].0.cmp(&edges[b].0));
+        let mut found: Vec<&'v Value<'a>> = vec![&NONE; edges.len()];
         let mut j = 0;
-        let mut matched = Vec::with_capacity(edges.len());
-        for (k, child) in edges {
+        for &e in &by_key {
+            let k = &edges[e].0;
             while j < order.len() && entries[order[j]].0 < *k {
                 j += 1;
             }
             match order.get(j) {
-                Some(&e) if entries[e].0 == *k => matched.push((k, *child, &entries[e].1)),
-                _ => return Err(StructureError::at_root(StructureErrorKind::MissingKey(k.clone()))),
+                Some(&x) if entries[x].0 == *k => found[e] = &entries[x].1,
+                _ => return Err(StructureError::at_root(StructureErrorKind::MissingKey(k.clone())).into()),
             }
         }
         if entries.len() != edges.len() {
-            let extra = entries.iter().find(|(k, _)| edges.binary_search_by(|(e, _)| e.cmp(k)).is_err());
+            let extra = entries.iter().find(|(k, _)| by_key.binary_search_by(|&e| edges[e].0.cmp(k)).is_err());
             if let Some((k, _)) = extra {
-                return Err(StructureError::at_root(StructureErrorKind::UnexpectedKey(k.clone())));
+                return Err(StructureError::at_root(StructureErrorKind::UnexpectedKey(k.clone())).into());
             }
         }
-        for (k, child, v) in matched {
-            self.flat(child, v, put).map_err(|e| e.within(PathKey::Name(k.clone())))?;
+        visitor.open_dict(edges.len()).map_err(VisitError::Visitor)?;
+        for ((k, child), v) in edges.iter().zip(found) {
+            self.walk(*child, v, visitor).map_err(|e| e.within(PathKey::Name(k.clone())))?;
         }
-        Ok(())
+        visitor.close().map_err(VisitError::Visitor)
     }
 
     /// Builds the value of the structure from `leaves` in raw order (moved,
@@ -485,34 +783,79 @@ impl Plan {
             return Ok(Value::None);
         }
         Ok(if self.in_order {
-            self.build(0, &mut InOrder(leaves.into_iter()))
+            self.build_from(0, &mut InOrder(leaves.into_iter()))
         } else {
             let mut leaves = leaves;
-            self.build(0, &mut BySlot(&mut leaves))
+            self.build_from(0, &mut BySlot(&mut leaves))
         })
     }
 
-    fn build<'a, S: LeafSource<'a>>(&self, id: u32, leaves: &mut S) -> Value<'a> {
+    /// Builds a value of the structure with the parts `source` gives:
+    /// sequences (as [`PlanSource::sequence`] makes them, lists by
+    /// default; gaps `None`) and dicts (in the plan's key order) around
+    /// the leaves it returns. An empty side builds `None`. (A source that
+    /// can fail keeps its error; see [`PlanSource`].)
+    ///
+    /// ```
+    /// use fnabi_core::structure::{Plan, PlanSource, Structure};
+    /// use fnabi_core::Value;
+    /// // {"b": [$0, $1], "a": $2}, leaves from a counter, sequences as tuples
+    /// struct Count(i64);
+    /// impl<'a> PlanSource<'a> for Count {
+    ///     fn leaf(&mut self, slot: u32) -> Value<'a> { self.0 += 1; Value::Int(10 * self.0 + slot as i64) }
+    ///     fn sequence(&mut self, items: Vec<Value<'a>>) -> Value<'a> { Value::Tuple(items) }
+    /// }
+    /// let s = Structure::Dict(vec![
+    ///     ("b".into(), Structure::Sequence(vec![(0, Structure::Leaf(0)), (1, Structure::Leaf(1))])),
+    ///     ("a".into(), Structure::Leaf(2)),
+    /// ]);
+    /// let plan = Plan::with_dict_order(&s).unwrap();
+    /// let v = plan.build_with(&mut Count(0));
+    /// let want = Value::dict([("b", Value::Tuple(vec![Value::Int(10), Value::Int(21)])), ("a", Value::Int(32))]);
+    /// assert_eq!(v, want);
+    /// ```
+    pub fn build_with<'a, S: PlanSource<'a>>(&self, source: &mut S) -> Value<'a> {
+        if self.nodes.is_empty() {
+            return Value::None;
+        }
+        self.build_from(0, source)
+    }
+
+    fn build_from<'a, S: PlanSource<'a>>(&self, id: u32, source: &mut S) -> Value<'a> {
         match self.nodes[id as usize] {
-            Node::Leaf { slot } => leaves.take(slot),
-            Node::Run { len, first, .. } => Value::List(leaves.take_run(first, len)),
+            Node::Leaf { slot } => source.leaf(slot),
+            Node::Run { len, first, .. } => {
+                source.open_seq(len as usize);
+                let items = source.leaves(first, len);
+                source.close();
+                source.sequence(items)
+            }
             Node::Seq { start, count, len } => {
+                source.open_seq(len as usize);
                 let edges = &self.seq_edges[start as usize..(start + count) as usize];
                 let mut items = Vec::with_capacity(len as usize);
                 for &(k, child) in edges {
                     while items.len() < k as usize {
+                        source.gap();
                         items.push(Value::None);
                     }
-                    items.push(self.build(child, leaves));
+                    items.push(self.build_from(child, source));
                 }
-                Value::List(items)
+                while items.len() < len as usize {
+                    source.gap();
+                    items.push(Value::None);
+                }
+                source.close();
+                source.sequence(items)
             }
             Node::Dict { start, count, .. } => {
+                source.open_dict(count as usize);
                 let edges = &self.dict_edges[start as usize..(start + count) as usize];
                 let mut d = Dict::with_capacity(count as usize);
                 for (k, child) in edges {
-                    d.push_unique(k.clone(), self.build(*child, leaves));
+                    d.push_unique(k.clone(), self.build_from(*child, source));
                 }
+                source.close();
                 Value::Dict(d)
             }
         }
@@ -551,8 +894,16 @@ impl Plan {
 
     /// Builds the value of node `id`'s subtree, taking its leaves out of `leaves` (by slot).
     pub(crate) fn build_subtree<'a>(&self, id: u32, leaves: &mut [Value<'a>]) -> Value<'a> {
-        self.build(id, &mut BySlot(leaves))
+        self.build_from(id, &mut BySlot(leaves))
     }
+}
+
+/// `items` has the `len` items of a sequence.
+fn check_len(items: &[Value<'_>], len: u32) -> Result<(), StructureError> {
+    if items.len() != len as usize {
+        return Err(StructureError::at_root(StructureErrorKind::Length { has: items.len(), needs: len as usize }));
+    }
+    Ok(())
 }
 
 /// The items of `v`, a list or tuple of `len` items.
@@ -561,9 +912,7 @@ fn seq_items<'v, 'a>(v: &'v Value<'a>, len: u32) -> Result<&'v [Value<'a>], Stru
         Value::List(x) | Value::Tuple(x) => x,
         _ => return Err(super::expected_error("a list or tuple", v)),
     };
-    if items.len() != len as usize {
-        return Err(StructureError::at_root(StructureErrorKind::Length { has: items.len(), needs: len as usize }));
-    }
+    check_len(items, len)?;
     Ok(items)
 }
 
@@ -709,6 +1058,127 @@ mod tests {
             gaps.validate().unwrap_err().to_string(),
             format!("at the root: more than {MAX_GAP_SLOTS} gap slots in sequences")
         );
+    }
+
+    /// Records a visit's events as text.
+    #[derive(Default)]
+    struct Events(String);
+
+    impl<'v, 'a: 'v> PlanVisitor<'v, 'a> for Events {
+        type Error = String;
+        fn open_seq(&mut self, len: usize) -> Result<(), String> {
+            self.0 += &format!("[{len} ");
+            Ok(())
+        }
+        fn open_dict(&mut self, len: usize) -> Result<(), String> {
+            self.0 += &format!("{{{len} ");
+            Ok(())
+        }
+        fn close(&mut self) -> Result<(), String> {
+            self.0 += "] ";
+            Ok(())
+        }
+        fn gap(&mut self) -> Result<(), String> {
+            self.0 += "_ ";
+            Ok(())
+        }
+        fn leaf(&mut self, slot: u32, v: &'v Value<'a>) -> Result<(), String> {
+            match v {
+                Value::Int(i) if *i < 0 => Err(format!("negative at slot {slot}")),
+                Value::Int(i) => {
+                    self.0 += &format!("${slot}={i} ");
+                    Ok(())
+                }
+                _ => Err("not an int".into()),
+            }
+        }
+    }
+
+    #[test]
+    fn visits_report_containers_gaps_and_leaves_in_structure_order() {
+        // [None, {"a": [$1, $2], "b": $0}, None]
+        let s = Structure::Sequence(vec![(
+            1,
+            Structure::Dict(vec![
+                ("a".into(), Structure::Sequence(vec![(0, Structure::Leaf(1)), (1, Structure::Leaf(2))])),
+                ("b".into(), Structure::Leaf(0)),
+            ]),
+        )]);
+        let s = match s {
+            Structure::Sequence(mut c) => {
+                c.push((2, Structure::Sequence(vec![])));
+                Structure::Sequence(c)
+            }
+            _ => unreachable!(),
+        };
+        let p = s.plan().unwrap();
+        let inner = |a: Value<'static>, b: Value<'static>, order_ab: bool| {
+            let a = ("a", list(vec![a, int(2)]));
+            let b = ("b", b);
+            if order_ab { Value::dict([a, b]) } else { Value::dict([b, a]) }
+        };
+        for order_ab in [true, false] {
+            let v = list(vec![Value::None, inner(int(1), int(0), order_ab), list(vec![])]);
+            let mut ev = Events::default();
+            p.visit(&v, &mut ev).unwrap();
+            assert_eq!(ev.0, "[3 _ {2 [2 $1=1 $2=2 ] $0=0 ] [0 ] ] ");
+            // The same leaves as flatten, each slot once.
+            assert_eq!(p.flatten(&v).unwrap(), [&int(0), &int(1), &int(2)]);
+            // Root items without the root's events.
+            let Value::List(items) = &v else { unreachable!() };
+            let mut ev = Events::default();
+            p.visit_items(items, &mut ev).unwrap();
+            assert_eq!(ev.0, "_ {2 [2 $1=1 $2=2 ] $0=0 ] [0 ] ");
+            // A visitor's error stops the walk as it is; a structure
+            // error has its path.
+            let v = list(vec![Value::None, inner(int(-1), int(0), order_ab), list(vec![])]);
+            assert_eq!(p.visit(&v, &mut Events::default()), Err(VisitError::Visitor("negative at slot 1".into())));
+            let v = list(vec![Value::None, inner(int(1), Value::None, order_ab), list(vec![])]);
+            assert_eq!(p.visit(&v, &mut Events::default()), Err(VisitError::Visitor("not an int".into())));
+            let v = list(vec![Value::None, inner(int(1), int(0), order_ab), int(1)]);
+            let e = p.visit(&v, &mut Events::default()).unwrap_err();
+            assert!(
+                matches!(&e, VisitError::Structure(e) if e.to_string() == "at [2]: expected a list or tuple, got an int"),
+                "{e:?}"
+            );
+        }
+        let e = p.visit_items(&[int(1)], &mut Events::default()).unwrap_err();
+        assert!(matches!(&e, VisitError::Structure(e) if e.to_string() == "sequence at the root has 1 item, needs 3"));
+        assert!(Structure::Leaf(0).plan().unwrap().visit_items(&[], &mut Events::default()).is_err());
+        assert!(Plan::new(None).unwrap().visit_items(&[], &mut Events::default()).is_ok());
+    }
+
+    #[test]
+    fn dicts_in_a_given_order() {
+        // {"y": $0, "x": {"q": $1, "p": $2}}, visited in that order.
+        let s = Structure::Dict(vec![
+            ("y".into(), Structure::Leaf(0)),
+            ("x".into(), Structure::Dict(vec![("q".into(), Structure::Leaf(1)), ("p".into(), Structure::Leaf(2))])),
+        ]);
+        assert!(s.plan().is_err());
+        let p = Plan::with_dict_order(&s).unwrap();
+        let sorted_s = Structure::Dict(vec![
+            ("x".into(), Structure::Dict(vec![("p".into(), Structure::Leaf(2)), ("q".into(), Structure::Leaf(1))])),
+            ("y".into(), Structure::Leaf(0)),
+        ]);
+        assert_eq!(p.structure(), Some(&sorted_s));
+        let given = Value::dict([("y", int(0)), ("x", Value::dict([("q", int(1)), ("p", int(2))]))]);
+        let sorted = Value::dict([("x", Value::dict([("p", int(2)), ("q", int(1))])), ("y", int(0))]);
+        for v in [&given, &sorted] {
+            let mut ev = Events::default();
+            p.visit(v, &mut ev).unwrap();
+            assert_eq!(ev.0, "{2 $0=0 {2 $1=1 $2=2 ] ] ");
+            assert_eq!(p.flatten(v).unwrap(), [&int(0), &int(1), &int(2)]);
+        }
+        assert_eq!(p.unflatten(vec![int(0), int(1), int(2)]).unwrap(), given);
+        // Missing keys are reported in key order, before unexpected ones.
+        let v = Value::dict([("z", int(0)), ("y", int(0))]);
+        assert_eq!(p.flatten(&v).unwrap_err().to_string(), "missing key \"x\" at the root");
+        let v = Value::dict([("y", int(0)), ("x", Value::dict([("q", int(1)), ("p", int(2)), ("o", int(3))]))]);
+        assert_eq!(p.flatten(&v).unwrap_err().to_string(), "unexpected key \"o\" at [\"x\"]");
+        // Keys must still be unique.
+        let dup = Structure::Dict(vec![("y".into(), Structure::Leaf(0)), ("y".into(), Structure::Leaf(1))]);
+        assert!(Plan::with_dict_order(&dup).is_err());
     }
 
     #[test]
