@@ -29,6 +29,7 @@ LAYERS = {
         ["lib"],
     ],
     "crates/fnabi-core/src": [
+        ["scratch"],
         ["error", "cache", "progress", "tool"],
         ["array"],
         ["value", "layout"],

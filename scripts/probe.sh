@@ -10,9 +10,11 @@ cd "$(dirname "$0")/.."
 bin=${1:-target/debug/fnabi}
 [ -x "$bin" ] || cargo build -p fnabi-cli --quiet
 exec python3 - "$bin" <<'PY'
-import os, random, struct, subprocess, sys, tempfile
+import atexit, os, random, shutil, struct, subprocess, sys, tempfile
 fnabi = os.path.abspath(sys.argv[1])
 tmp = tempfile.mkdtemp(prefix="fnabi-probe-")
+# Removed on every exit (sys.exit and an uncaught exception included).
+atexit.register(shutil.rmtree, tmp, ignore_errors=True)
 env = dict(os.environ, FNABI_CACHE_DIR=os.path.join(tmp, "cache"))
 rng = random.Random(18)
 cases = failures = 0

@@ -6,6 +6,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/deps.sh
 install_test_deps
+# Every test removes what it writes under the temporary folder (issue 18).
+# The suite runs with a private TMPDIR, so that files of other processes on
+# the machine do not count, and any fnabi-* entry left in it fails the run
+# (fnabi_leftovers, at the end). The private folder itself goes on exit.
+tmp_parent=${TMPDIR:-/tmp}
+TMPDIR=$(mktemp -d "$tmp_parent/fnabi-test-sh.XXXXXX")
+export TMPDIR
+trap 'rm -rf "$TMPDIR"' EXIT
+fnabi_leftovers() {
+  # Excluded: fnabi-cache-$USER, the compile cache's fallback when its folder
+  # cannot be written (fnabi_core::cache::writable_dir), which tests trigger
+  # on purpose; a cache, it persists by design (as ~/.cache/fnabi does).
+  find "$TMPDIR" -mindepth 1 -maxdepth 1 -name 'fnabi-*' ! -name "fnabi-cache-${USER:-}" -printf '%f\n' | sort
+}
 cargo test --workspace --all-targets --locked
 cargo test --workspace --doc --locked
 # The calls into compiled MLIR code, under valgrind: no memory errors and
@@ -40,4 +54,10 @@ scripts/probe.sh target/debug/fnabi
 # sanitizer build (~3-4 min on 2 cores, ~1 more for the IREE runtime vmfb_run
 # links) and, once, cargo-fuzz's install (~1.5 min).
 scripts/fuzz-ci.sh
+left=$(fnabi_leftovers)
+if [ -n "$left" ]; then
+  echo "fnabi: the tests left these in the temporary folder (a test must remove what it writes):" >&2
+  echo "$left" >&2
+  exit 1
+fi
 echo "fnabi: all tests passed"

@@ -49,8 +49,8 @@ fn big_endian_npy_through_complex128_and_out_as_json_and_npy() {
         serde_json::json!({"dtype": "c128", "shape": [2, 2],
             "data": [[1.0, 2.0], [-0.0, "-inf"], ["nan", 0.1], [1e-300, -5e300]]})
     );
-    let dir = std::env::temp_dir().join(format!("fnabi-complex-cli-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let scratch = common::Scratch::new("complex-cli");
+    let dir = scratch.join("npy");
     let (ok, _, err) = fnabi(&["run", &fixture(), "-f", "pass128", "-i", &big, "--npy-dir", dir.to_str().unwrap()]);
     assert!(ok, "{err}");
     let bytes = std::fs::read(dir.join("result.npy")).unwrap();
@@ -59,7 +59,6 @@ fn big_endian_npy_through_complex128_and_out_as_json_and_npy() {
     let want = fnabi::npy::read_file(repo("fuzz/seeds/npy/c128_big.npy")).unwrap();
     assert_eq!(back.to_vec::<fnabi::Complex<f64>>().unwrap()[3], want.to_vec::<fnabi::Complex<f64>>().unwrap()[3]);
     assert_eq!(fnabi::text::format_array(&back), fnabi::text::format_array(&want));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

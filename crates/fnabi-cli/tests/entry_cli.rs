@@ -19,11 +19,8 @@ fn fnabi(args: &[&str]) -> (bool, String, String) {
     common::fnabi(args, "")
 }
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("fnabi-entry-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn tmpdir(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("entry-cli-{name}"))
 }
 
 const STRUCTURED: &str = "crates/fnabi/tests/mlir/structured.mlir";
@@ -168,7 +165,7 @@ fn empty_and_headerless_files_say_so() {
 }
 
 /// A folder of unsuffixed links to the suffixed tools of `v`.
-fn unsuffixed_tools(name: &str, v: u32) -> PathBuf {
+fn unsuffixed_tools(name: &str, v: u32) -> common::Scratch {
     let d = tmpdir(name);
     for t in ["mlir-opt", "mlir-translate", "opt", "llc", "llvm-config"] {
         let target = Path::new("/usr/bin").join(format!("{t}-{v}"));
@@ -279,6 +276,9 @@ fn an_integration_test_style_main_prints_what_mlir_runner_prints() {
     let runner = Command::new(format!("/usr/bin/mlir-runner-{v}"))
         .args(["-e", "main", "-entry-point-result=void", &format!("--shared-libs={utils}")])
         .arg(&lowered)
+        // Its JIT (LLVM's perf listener) writes .debug/jit/*.dump under
+        // JITDUMPDIR, else the temporary folder: into the scratch folder.
+        .env("JITDUMPDIR", &*d)
         .output()
         .unwrap();
     assert!(runner.status.success(), "{}", String::from_utf8_lossy(&runner.stderr));

@@ -47,9 +47,9 @@ fn missing_functions_are_an_error_and_modules_without_any_say_so() {
     assert_eq!(out, format!("{}: no external functions\n", path.display()));
     let (ok, _, err) = run(&fixture("no_such_file.mlir"));
     assert!(!ok && err.starts_with("fnabi: error: cannot read "), "{err}");
-    let bad = std::env::temp_dir().join(format!("fnabi-externals-{}.mlir", std::process::id()));
+    let dir = common::Scratch::new("externals");
+    let bad = dir.join("bad.mlir");
     std::fs::write(&bad, "func.func private @f(vector<4xf32>)\n").unwrap();
     let (ok, _, err) = run(&bad);
     assert!(!ok && err.contains(": line 1:"), "{err}");
-    std::fs::remove_file(&bad).unwrap();
 }

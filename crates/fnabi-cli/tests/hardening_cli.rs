@@ -3,6 +3,8 @@
 //! requests over the byte limits, truncated or bit-flipped `.vmfb` files,
 //! an ELF whose `.dynsym` links to itself.
 
+mod common;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -38,9 +40,8 @@ fn repo(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(p)
 }
 
-fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fnabi-hardening-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// Writes `bytes` to the file `name` in `dir`; returns its path.
+fn scratch(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, bytes).unwrap();
     p
@@ -113,11 +114,12 @@ fn requests_over_the_byte_limits_are_refused_before_allocating() {
 #[test]
 fn truncated_and_bit_flipped_vmfb_files_are_errors() {
     let bytes = std::fs::read(repo("crates/fnabi/tests/fixtures/iree/add.vmfb")).unwrap();
-    let cut = scratch("cut.vmfb", &bytes[..9408]);
+    let dir = common::Scratch::new("hardening-vmfb");
+    let cut = scratch(&dir, "cut.vmfb", &bytes[..9408]);
     one_line_error(fnabi_env(&os(&["inspect", cut.to_str().unwrap()]), &[]), "end-of-central-directory record");
     let mut b = bytes.clone();
     b[6108] ^= 0x80;
-    let flipped = scratch("flipped.vmfb", &b);
+    let flipped = scratch(&dir, "flipped.vmfb", &b);
     one_line_error(
         fnabi_env(&os(&["inspect", flipped.to_str().unwrap()]), &[]),
         r#"ZIP entry "module.fb" is corrupted: its CRC-32 is"#,
@@ -146,12 +148,13 @@ fn an_elf_whose_dynsym_links_to_itself_is_an_error() {
     let shnum = u16_at(&b, 0x3c);
     let k = (0..shnum).find(|k| u32::from_le_bytes(b[shoff + k * 64 + 4..][..4].try_into().unwrap()) == 11).unwrap();
     let link = shoff + k * 64 + 40;
-    let intact = scratch("intact.so", &b);
+    let dir = common::Scratch::new("hardening-elf");
+    let intact = scratch(&dir, "intact.so", &b);
     let (code, out, err) = fnabi_env(&os(&["inspect", intact.to_str().unwrap()]), &[]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("shared library"), "{out}");
     b[link..link + 4].copy_from_slice(&(k as u32).to_le_bytes());
-    let bad = scratch("self-link.so", &b);
+    let bad = scratch(&dir, "self-link.so", &b);
     one_line_error(
         fnabi_env(&os(&["inspect", bad.to_str().unwrap()]), &[]),
         "string-table link to another existing section",
@@ -163,8 +166,7 @@ fn an_elf_whose_dynsym_links_to_itself_is_an_error() {
 /// the next run rebuilds it, and `fnabi cache clear` empties the cache.
 #[test]
 fn the_compile_cache_across_processes_list_and_clear() {
-    let cache = std::env::temp_dir().join(format!("fnabi-hardening-cache-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&cache);
+    let cache = common::Scratch::new("hardening-cache");
     let c = cache.to_str().unwrap();
     let m = repo("crates/fnabi/tests/mlir/memref_abi.mlir");
     let children: Vec<_> = (0..4)
@@ -202,7 +204,6 @@ fn the_compile_cache_across_processes_list_and_clear() {
     let (code, out, _) = fnabi_env(&os(&["cache", "clear"]), &env);
     assert_eq!((code, out), (0, format!("removed 1 library from {c}/mlir\n")));
     assert!(fnabi_env(&os(&["cache", "list"]), &env).1.starts_with("0 libraries"));
-    let _ = std::fs::remove_dir_all(&cache);
 }
 
 fn lib_size(cache: &Path) -> u64 {
@@ -230,8 +231,7 @@ impl OutputAsync for Command {
 /// allows it; a timeout that is no number is refused.
 #[test]
 fn compiles_past_their_timeout_are_killed() {
-    let cache = std::env::temp_dir().join(format!("fnabi-hardening-timeout-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&cache);
+    let cache = common::Scratch::new("hardening-timeout");
     let c = cache.to_str().unwrap();
     let m = repo("crates/fnabi/tests/mlir/memref_abi.mlir");
     let m = m.to_str().unwrap();
@@ -262,5 +262,4 @@ fn compiles_past_their_timeout_are_killed() {
     let mut args = os(&run);
     args.extend(os(&["--compile-timeout", "soon"]));
     one_line_error(fnabi_env(&args, &[]), "not a number of seconds (0 for none)");
-    let _ = std::fs::remove_dir_all(&cache);
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fnabi/tests/fixtures/iree").join(name)
@@ -13,9 +13,8 @@ fn run(args: &[&std::ffi::OsStr]) -> (bool, String, String) {
     common::fnabi(args, "")
 }
 
-fn tmp(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fnabi-inspect-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// Writes `bytes` to the file `name` in `dir`; returns its path.
+fn tmp(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, bytes).unwrap();
     p
@@ -94,7 +93,8 @@ fn json_report() {
 #[test]
 fn errors_are_one_line() {
     let bytes = std::fs::read(fixture("add.vmfb")).unwrap();
-    let cut = tmp("cut.vmfb", &bytes[..100]);
+    let dir = common::Scratch::new("inspect-test");
+    let cut = tmp(&dir, "cut.vmfb", &bytes[..100]);
     let (ok, out, err) = run(&["inspect".as_ref(), cut.as_os_str()]);
     assert!(!ok && out.is_empty());
     assert!(
@@ -104,7 +104,7 @@ fn errors_are_one_line() {
         "{err}"
     );
     assert_eq!(err.lines().count(), 1);
-    let mlir = tmp("vec.mlir", b"func.func @f(%a: vector<4xf32>)\n");
+    let mlir = tmp(&dir, "vec.mlir", b"func.func @f(%a: vector<4xf32>)\n");
     let (ok, out, err) = run(&["inspect".as_ref(), mlir.as_os_str()]);
     assert!(ok, "{err}");
     // A declaration with vectors cannot be called (no body for fnabi's wrapper): listed with why.
@@ -116,14 +116,14 @@ fn errors_are_one_line() {
         ),
         "{out}"
     );
-    let so = tmp("lib.bin", b"\x7fELF\x02\x01\x01");
+    let so = tmp(&dir, "lib.bin", b"\x7fELF\x02\x01\x01");
     let (ok, _, err) = run(&["inspect".as_ref(), so.as_os_str()]);
     assert!(!ok);
     assert!(
         err.ends_with("lib.bin: at byte 7: expected more bytes (the file ends inside a header or table)\n"),
         "{err}"
     );
-    let txt = tmp("notes.txt", b"hello");
+    let txt = tmp(&dir, "notes.txt", b"hello");
     let (ok, _, err) = run(&["inspect".as_ref(), txt.as_os_str()]);
     assert!(!ok);
     assert!(err.contains("cannot tell what kind of file this is"), "{err}");
@@ -147,12 +147,11 @@ fn errors_are_one_line() {
     for i in hits {
         patched[i..i + 4].copy_from_slice(&crc.to_le_bytes());
     }
-    let p = tmp("patched.vmfb", &patched);
+    let p = tmp(&dir, "patched.vmfb", &patched);
     let (ok, out, _) = run(&["inspect".as_ref(), p.as_os_str()]);
     assert!(ok);
     assert!(
         out.contains(r#"    iree.abi: invalid (iree.abi at byte 7 (a[0]): expected a type identifier (named, ndarray, slist, stuple, sdict, py_homogeneous_list, sdict_kwargs), got "sxxxx"): {"a": [["sxxxx", "i8""#),
         "{out}"
     );
-    let _ = std::fs::remove_dir_all(p.parent().unwrap());
 }

@@ -16,11 +16,8 @@ fn repo(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel)
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("fnabi-iree-backend-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn scratch(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("iree-backend-{name}"))
 }
 
 /// Runs `fnabi` with `args` and the environment changes `env` (a `None`
@@ -127,7 +124,6 @@ fn both_backends_agree_with_numpy_on_the_same_inputs() {
     close("mlp mlir", &m.1, &want, 1e-6);
     close("mlp iree", &i.1, &want, 1e-6);
     assert_eq!(headers(&i.0), ["2x3xf32"]);
-    let _ = std::fs::remove_dir_all(&cache);
 }
 
 #[test]
@@ -137,7 +133,8 @@ fn structures_come_from_iree_abi_reflection_of_the_source() {
     // (the fixtures' README): the same as the prebuilt nested.vmfb.
     let cache = scratch("nested");
     let src = repo("crates/fnabi/tests/fixtures/iree/nested.mlir");
-    let json = scratch("nested-inputs").join("in.json");
+    let inputs = scratch("nested-inputs");
+    let json = inputs.join("in.json");
     std::fs::write(&json, r#"[{"a": [[1, 2, 3, 4], [10, 20, 30, 40]], "b": {"c": [2, 2, 2, 2]}}, 3.0]"#).unwrap();
     let args =
         ["run", src.to_str().unwrap(), "--backend", "iree", "-f", "nested_deep", "--inputs", json.to_str().unwrap()];
@@ -147,8 +144,6 @@ fn structures_come_from_iree_abi_reflection_of_the_source() {
         out,
         "[0]: 4xf32=15 28 41 54\n[1][\"s\"]: 4xf32=11 22 33 44\n[1][\"t\"][0]: 4xf32=2 4 6 8\n[1][\"t\"][1]: 4xf32=20 40 60 80\n"
     );
-    let _ = std::fs::remove_dir_all(&cache);
-    let _ = std::fs::remove_dir_all(json.parent().unwrap());
 }
 
 #[test]
@@ -199,7 +194,6 @@ fn compiles_once_then_from_the_cache() {
     );
     let (_, cleared, _) = fnabi_env(&["cache", "clear"], &env);
     assert!(cleared.ends_with(&format!("removed 2 IREE modules from {c}/iree\n")), "{cleared}");
-    let _ = std::fs::remove_dir_all(&cache);
 }
 
 #[test]
@@ -231,7 +225,6 @@ fn iree_compile_runs_under_the_compile_timeout() {
     let (ok, out, err) = fnabi_env(&args, &[("FNABI_CACHE_DIR", Some(c)), ("FNABI_COMPILE_TIMEOUT", Some("0.05"))]);
     assert!(ok, "{err}");
     assert_eq!(out, "[0]: i32=12\n[1]: 4xi32=2 -4 6 20\n");
-    let _ = std::fs::remove_dir_all(&cache);
 }
 
 #[test]
@@ -246,9 +239,7 @@ fn a_compile_shows_progress_on_a_terminal_only() {
     // makes it compile; the threshold 0 makes the line show at once.
     let run = |terminal: bool| {
         let cache = scratch(if terminal { "progress-tty" } else { "progress-pipe" });
-        let out = common::run_for_progress(&cmd, terminal, &cache);
-        let _ = std::fs::remove_dir_all(&cache);
-        out
+        common::run_for_progress(&cmd, terminal, &cache)
     };
     let tty = run(true);
     assert!(tty.contains("fnabi: compiling cross_backend.mlir: iree-compile ("), "{tty:?}");
@@ -295,7 +286,6 @@ fn compile_errors_name_the_users_file_and_line() {
     let (ok, _, err) = fnabi_env(&["run", empty.to_str().unwrap(), "--backend", "iree"], &env);
     assert!(!ok);
     assert_eq!(err, format!("fnabi: error: {} is empty: there is nothing to compile\n", empty.display()));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// 8-bit float arithmetic (tests/mlir/float8_arith.mlir: extf to f32,
@@ -358,7 +348,6 @@ fn float8_arithmetic_runs_on_iree_and_is_refused_with_a_note_on_mlir() {
             "{f}: {err}"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -396,7 +385,6 @@ fn a_missing_compiler_says_what_to_install() {
         "{err}"
     );
     assert_eq!(err.lines().count(), 1, "{err}");
-    let _ = std::fs::remove_dir_all(&empty);
 }
 
 #[test]
@@ -433,5 +421,4 @@ fn backends_and_module_kinds_must_fit() {
     let (ok, _, err) = fnabi_env(&["run", s, "--backend", "gpu"], &[]);
     assert!(!ok);
     assert!(err.contains("gpu") && err.lines().count() == 1, "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -125,9 +125,8 @@ fn matches(expected: &str, got: &str) -> bool {
 }
 
 /// The scratch folder the console blocks run in, with what they use.
-fn scratch() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fnabi-readme-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+fn scratch() -> common::Scratch {
+    let dir = common::Scratch::new("readme");
     std::fs::create_dir_all(dir.join("bin")).unwrap();
     for d in ["examples", "crates"] {
         std::os::unix::fs::symlink(repo().join(d), dir.join(d)).unwrap();
@@ -256,7 +255,6 @@ fn readme_snippets_run_as_shown() {
     assert!(failures.is_empty(), "{} README snippet(s) differ:\n\n{}", failures.len(), failures.join("\n\n"));
     // The README's transcripts are many; a parsing slip must not make them vanish.
     assert!(commands >= 40 && sh_blocks >= 3, "{commands} commands, {sh_blocks} sh blocks");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -14,11 +14,8 @@ fn fnabi(args: &[&str]) -> (bool, String, String) {
     common::fnabi(args, "")
 }
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("fnabi-run-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn tmpdir(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("run-cli-{name}"))
 }
 
 const MLP: &str = "examples/mlp.mlir";

@@ -8,7 +8,7 @@
 mod common;
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 fn repo(p: &str) -> String {
@@ -19,11 +19,8 @@ fn fnabi(args: &[&str]) -> (bool, String, String) {
     common::fnabi(args, "")
 }
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("fnabi-compat-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn tmpdir(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("compat-cli-{name}"))
 }
 
 const MLP_LINE: &str = "2x3xf32=[-0.35000002 -0.88125 0][-0.42812502 -1.021875 -0.203125]\n";

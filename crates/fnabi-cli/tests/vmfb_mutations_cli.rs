@@ -7,8 +7,10 @@
 //! the README's known limit, listed here, and no other may crash.
 #![cfg(feature = "iree")]
 
+mod common;
+
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -39,15 +41,10 @@ enum End {
     Bad(String),
 }
 
-fn run(module: &Path, call: &[&str], verify: bool) -> End {
+/// Runs `module` in a child process; `dir` is the test's [`scratch`] folder.
+fn run(dir: &Path, module: &Path, call: &[&str], verify: bool) -> End {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_fnabi"));
-    // Written once: the tests run at once.
-    static JSON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    let json = JSON.get_or_init(|| {
-        let p = scratch("nested.json");
-        std::fs::write(&p, r#"[{"a": [[1, 2, 3, 4], [1, 2, 3, 4]], "b": {"c": [1, 2, 3, 4]}}, 2.0]"#).unwrap();
-        p
-    });
+    let json = dir.join("nested.json");
     let call = call.iter().map(|a| if *a == NESTED_JSON { json.as_os_str() } else { std::ffi::OsStr::new(a) });
     cmd.arg("run").arg(module).args(call).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
     if !verify {
@@ -94,22 +91,26 @@ const CALLS: [(&str, &[&str]); 6] = [
 /// Stands for a JSON file of `nested_deep`'s arguments.
 const NESTED_JSON: &str = "<nested.json>";
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fnabi-vmfb-mutations-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+/// A test's scratch folder, holding the JSON file of `nested_deep`'s
+/// arguments that [`NESTED_JSON`] stands for.
+fn scratch(test: &str) -> common::Scratch {
+    let dir = common::Scratch::new(&format!("vmfb-mutations-{test}"));
+    std::fs::write(dir.join("nested.json"), r#"[{"a": [[1, 2, 3, 4], [1, 2, 3, 4]], "b": {"c": [1, 2, 3, 4]}}, 2.0]"#)
+        .unwrap();
+    dir
 }
 
 #[test]
 fn flipped_and_cut_modules_are_one_line_errors() {
+    let dir = scratch("cut");
     let mut rng = Rng(18);
     let mut failures = Vec::new();
     let mut errors = 0;
     for (name, call) in CALLS {
         let bytes = fixture(name);
-        let path = scratch(name);
+        let path = dir.join(name);
         std::fs::write(&path, &bytes).unwrap();
-        assert_eq!(run(&path, call, true), End::Ok, "{name} intact");
+        assert_eq!(run(&dir, &path, call, true), End::Ok, "{name} intact");
         let mut cases: Vec<(String, Vec<u8>)> = Vec::new();
         for _ in 0..40 {
             let (i, bit) = (rng.below(bytes.len()), rng.below(8));
@@ -123,7 +124,7 @@ fn flipped_and_cut_modules_are_one_line_errors() {
         }
         for (what, b) in cases {
             std::fs::write(&path, &b).unwrap();
-            match run(&path, call, true) {
+            match run(&dir, &path, call, true) {
                 End::Ok => {}
                 End::Error(e) if one_line(&e) => errors += 1,
                 other => failures.push(format!("{what}: {other:?}")),
@@ -161,7 +162,8 @@ const KNOWN_IREE_CRASHES: [(usize, usize); 13] = [
 #[test]
 fn unverified_flips_reach_the_runtime_and_only_the_known_ones_crash_it() {
     let bytes = fixture("add.vmfb");
-    let path = scratch("unverified.vmfb");
+    let dir = scratch("unverified");
+    let path = dir.join("unverified.vmfb");
     let call = CALLS[0].1;
     let mut rng = Rng(0x5eed);
     let (mut crashes, mut runtime_errors, mut failures) = (Vec::new(), 0, Vec::new());
@@ -172,7 +174,7 @@ fn unverified_flips_reach_the_runtime_and_only_the_known_ones_crash_it() {
         let mut b = bytes.clone();
         b[i] ^= 1 << bit;
         std::fs::write(&path, &b).unwrap();
-        match run(&path, call, false) {
+        match run(&dir, &path, call, false) {
             End::Ok => {}
             End::Error(e) if one_line(&e) => runtime_errors += usize::from(e.contains("IREE runtime")),
             End::Bad(s) if s == "signal 11" && KNOWN_IREE_CRASHES.contains(&(i, bit)) => crashes.push((i, bit)),

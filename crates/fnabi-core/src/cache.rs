@@ -386,11 +386,8 @@ pub fn clear(dir: &Path, kind: ArtifactKind) -> io::Result<usize> {
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("fnabi-cache-test-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
+    fn scratch(name: &str) -> crate::scratch::Scratch {
+        crate::scratch::Scratch::new(&format!("cache-test-{name}"))
     }
 
     #[test]
@@ -432,7 +429,6 @@ mod tests {
         assert_eq!(clear(&dir, ArtifactKind::VMFB).unwrap(), 1);
         assert!(std::fs::read_dir(&dir).unwrap().next().is_none());
         assert!(!tmp.exists());
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -445,7 +441,6 @@ mod tests {
         assert_ne!(got, bad);
         assert!(got.starts_with(std::env::temp_dir()) && got.is_dir(), "{}", got.display());
         assert!(got.ends_with("iree"), "{}", got.display());
-        assert_eq!(writable_dir(&dir), dir);
-        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(writable_dir(&dir), *dir);
     }
 }

@@ -48,6 +48,8 @@ pub mod ndarray;
 pub mod nest;
 pub mod npy;
 pub mod progress;
+#[cfg(test)]
+mod scratch;
 pub mod structure;
 pub mod tensor;
 pub mod text;

@@ -824,8 +824,7 @@ mod tests {
 
     #[test]
     fn files_and_strided_arrays() {
-        let dir = std::env::temp_dir().join(format!("fnabi-npy-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch::Scratch::new("npy");
         let a = Array::from_vec(&[3, 4], (0..12).collect::<Vec<i64>>()).unwrap();
         let s = a.restrided(&[2, 2], &[8, -2], 3 * 8).unwrap(); // not dense in any order
         let path = dir.join("s.npy");
@@ -844,6 +843,5 @@ mod tests {
         assert_eq!(read_file(&path).unwrap(), bools);
         assert!(read_file(dir.join("missing.npy")).is_err());
         assert!(save(dir.join("no/such/dir.npy"), &bools).is_err());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

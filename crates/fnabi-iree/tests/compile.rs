@@ -4,6 +4,8 @@
 //! compile error names the user's file and line. Expected values are
 //! computed by hand.
 
+mod common;
+
 use fnabi::{Array, DType, Value};
 use fnabi_core::cache::{self, ArtifactKind, CacheEntry};
 use fnabi_iree::{Device, IreeCompileError, IreeCompileOptions, IreeCompiler, IreeModule};
@@ -13,11 +15,8 @@ fn source_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fnabi/tests/mlir/cross_backend.mlir")
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("fnabi-iree-compile-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn scratch(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("iree-compile-{name}"))
 }
 
 fn compiler() -> IreeCompiler {
@@ -28,7 +27,7 @@ fn compiler() -> IreeCompiler {
 #[test]
 fn compiles_caches_loads_and_calls() {
     let dir = scratch("cache");
-    let c = compiler().with_cache_dir(&dir);
+    let c = compiler().with_cache_dir(&*dir);
     assert!(c.version().starts_with("3.13."), "{}", c.version());
     let source = std::fs::read(source_path()).unwrap();
     let options = IreeCompileOptions::default().with_source_path(source_path());
@@ -78,7 +77,6 @@ fn compiles_caches_loads_and_calls() {
     for (got, want) in out.iter().zip([1.0, std::f64::consts::E * std::f64::consts::E, 1.0 / std::f64::consts::E]) {
         assert!((got - want).abs() <= 1e-14 * want, "{out:?}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -104,7 +102,6 @@ fn compile_errors_are_typed_and_name_the_file_and_line() {
     let e = IreeCompiler::at(Path::new("/nonexistent")).unwrap_err();
     assert!(matches!(e, IreeCompileError::NotInstalled(_)));
     assert_eq!(e.to_string(), "/nonexistent: no such file: pip install iree-base-compiler==3.13.0");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// 8-bit float tensors in and out of a real IREE call doing arithmetic

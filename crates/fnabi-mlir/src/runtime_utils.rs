@@ -222,7 +222,15 @@ mod tests {
 
     #[test]
     fn locates_plain_then_versioned_names() {
+        /// Removes the folder on drop, also when an assert below fails.
+        struct RemovedOnDrop(PathBuf);
+        impl Drop for RemovedOnDrop {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_dir_all(&self.0);
+            }
+        }
         let dir = std::env::temp_dir().join(format!("fnabi-rt-locate-{}", std::process::id()));
+        let _guard = RemovedOnDrop(dir.clone());
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("libmlir_runner_utils.so.22.1"), b"x").unwrap();
         std::fs::write(dir.join("libmlir_runner_utils.so.19.1"), b"x").unwrap();

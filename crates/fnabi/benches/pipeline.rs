@@ -23,6 +23,9 @@
 //!
 //! `cargo bench -p fnabi --bench pipeline -- --warm-up-time 1 --measurement-time 5`
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use fnabi::mlir::{CompileOptions, Compiler, LinkInputs, MlirModule};
 use fnabi::{Array, Value};
@@ -66,7 +69,7 @@ fn many_functions(n: usize) -> String {
 fn bench(c: &mut Criterion) {
     let mlp = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/mlp.mlir")).unwrap();
     let compiler = Compiler::new().unwrap();
-    let root = std::env::temp_dir().join(format!("fnabi-bench-pipeline-{}", std::process::id()));
+    let root = common::Scratch::new("bench-pipeline");
     let mut g = c.benchmark_group("compile");
     g.sample_size(10);
     let mut n = 0u32;
@@ -94,6 +97,7 @@ fn bench(c: &mut Criterion) {
     warm.compile(&many).unwrap();
     g.bench_function("funcs1500_warm", |b| b.iter(|| black_box(warm.compile(&many).unwrap())));
     g.finish();
+    // The compile caches' disk freed now (the folder is made again below).
     let _ = std::fs::remove_dir_all(&root);
 
     let a = Array::from_vec(&[512, 512], (0..512 * 512).map(|i| (i % 7) as f32 - 3.0).collect()).unwrap();
@@ -132,7 +136,6 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 /// The `matmul512/vectorized` anchor's schedule: MLIR's linalg vectorizer

@@ -17,6 +17,9 @@
 //! After criterion's own report it prints each figure in MB/s and as a
 //! percentage of its memcpy.
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use criterion::{Criterion, Throughput};
 use fnabi::{Array, DType, Value};
 use std::hint::black_box;
@@ -122,7 +125,8 @@ fn bench(c: &mut Criterion) {
     memcpy(c, "json_f32_1M", json.len());
     // .npy: 16 MiB, read from the page cache.
     let big = Array::from_vec(&[4 * N], (0..4 * N).map(|v| v as f32).collect()).unwrap();
-    let path = std::env::temp_dir().join(format!("fnabi-bench-{}.npy", std::process::id()));
+    let dir = common::Scratch::new("bench-text");
+    let path = dir.join("f32_4M.npy");
     fnabi::npy::save(&path, &big).unwrap();
     let bytes = std::fs::metadata(&path).unwrap().len();
     let mut g = c.benchmark_group("npy");
@@ -130,7 +134,6 @@ fn bench(c: &mut Criterion) {
     g.bench_function("f32_4M", |b| b.iter(|| black_box(fnabi::npy::read_file(&path).unwrap())));
     g.finish();
     memcpy(c, "npy_f32_4M", bytes as usize);
-    let _ = std::fs::remove_file(&path);
     let sizes = [
         ("format/f32_1M", ft.len(), "memcpy/text_f32_1M"),
         ("parse/f32_1M", ft.len(), "memcpy/text_f32_1M"),

@@ -3,6 +3,8 @@
 //! library is rebuilt, never loaded; an unwritable cache folder falls back
 //! to a temporary one. Real compiles with Debian's MLIR tools.
 
+mod common;
+
 use fnabi::mlir::cache::{self, ArtifactKind, CacheEntry};
 use fnabi::mlir::compile::{Compiler, Toolchain};
 use std::path::PathBuf;
@@ -11,10 +13,8 @@ use std::sync::{Arc, Barrier};
 const SOURCE: &str = "func.func @twice(%x: f64) -> f64 attributes { llvm.emit_c_interface } {\n  \
     %y = arith.addf %x, %x : f64\n  return %y : f64\n}\n";
 
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("fnabi-compile-cache-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+fn scratch(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("compile-cache-{name}"))
 }
 
 fn tools() -> Toolchain {
@@ -25,7 +25,7 @@ fn tools() -> Toolchain {
 #[test]
 fn one_compile_for_many_threads_and_corrupt_entries_are_rebuilt() {
     let dir = scratch("threads");
-    let compiler = Compiler::with(tools(), &dir);
+    let compiler = Compiler::with(tools(), &*dir);
     let before = cache::published_count();
     let barrier = Arc::new(Barrier::new(6));
     let handles: Vec<_> = (0..6)
@@ -62,10 +62,7 @@ fn one_compile_for_many_threads_and_corrupt_entries_are_rebuilt() {
     assert_eq!(cache::list(&dir.join("mlir"), ArtifactKind::SHARED_LIBRARY).unwrap().len(), 1);
     // An unwritable cache folder (under a regular file): a temporary one.
     let blocked = scratch("blocked");
-    std::fs::create_dir_all(&blocked).unwrap();
     std::fs::write(blocked.join("file"), b"").unwrap();
     let so = Compiler::with(tools(), blocked.join("file")).compile(SOURCE).unwrap();
     assert!(so.starts_with(std::env::temp_dir()) && so.is_file(), "{}", so.display());
-    let _ = std::fs::remove_dir_all(&dir);
-    let _ = std::fs::remove_dir_all(&blocked);
 }

@@ -6,6 +6,8 @@
 //! Without the tools these tests fail with a message naming the packages;
 //! they never skip.
 
+mod common;
+
 use fnabi::mlir::{Arg, FunctionType, MlirFunction, MlirLibrary, Scalar};
 use fnabi::{Array, DType, Value};
 use half::{bf16, f16};
@@ -461,8 +463,8 @@ fn elf_lists_the_compiled_functions() {
 fn compile_cache_hits_misses_and_verifies_its_key() {
     use fnabi::mlir::Compiler;
     let tools = Compiler::new().unwrap().toolchain().clone();
-    let dir = std::env::temp_dir().join(format!("fnabi-cache-test-{}", std::process::id()));
-    let c = Compiler::with(tools, &dir);
+    let dir = common::Scratch::new("cache-test");
+    let c = Compiler::with(tools, &*dir);
     let a = "func.func @k() -> i32 {\n  %c = arith.constant 7 : i32\n  return %c : i32\n}\n";
     let b = a.replace("7 : i32", "8 : i32");
     let pa = c.compile(a).unwrap();
@@ -486,5 +488,4 @@ fn compile_cache_hits_misses_and_verifies_its_key() {
         .filter(|e| e.file_name().to_string_lossy().starts_with("tmp-"))
         .collect();
     assert!(leftovers.is_empty(), "temporary directories are removed");
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -7,6 +7,7 @@
 //! access is reported (and aborts, in a child process) instead of
 //! corrupting memory. Also run under valgrind by `scripts/test.sh`.
 
+mod common;
 mod filecheck;
 
 use fnabi::Value;
@@ -20,7 +21,8 @@ fn fixture(name: &str) -> String {
 /// What `f` writes to file descriptor 1 (C's stdout included).
 fn capture_stdout(f: impl FnOnce()) -> String {
     use std::io::Write;
-    let path = std::env::temp_dir().join(format!("fnabi-stdout-{}.txt", std::process::id()));
+    let dir = common::Scratch::new("stdout");
+    let path = dir.join("stdout.txt");
     let file = std::fs::File::create(&path).unwrap();
     let _ = std::io::stdout().flush();
     // SAFETY: plain descriptor juggling; descriptor 1 is restored below.
@@ -39,9 +41,7 @@ fn capture_stdout(f: impl FnOnce()) -> String {
         libc::close(saved);
     }
     drop(file);
-    let out = std::fs::read_to_string(&path).unwrap();
-    let _ = std::fs::remove_file(&path);
-    out
+    std::fs::read_to_string(&path).unwrap()
 }
 
 #[test]

@@ -11,6 +11,8 @@
 //! Expected values are computed here by hand (plain Rust arithmetic).
 //! Also run under valgrind by `scripts/test.sh`.
 
+mod common;
+
 use fnabi::Value;
 use fnabi::mlir::{CompileOptions, Compiler, HostFunctions, MlirLibrary, MlirModule};
 use std::path::{Path, PathBuf};
@@ -29,10 +31,9 @@ fn run(tool: &str, args: &[&str]) {
 }
 
 /// The fixture lowered by a user's pipeline: (LLVM-dialect .mlir, .ll, .bc).
-fn lowered() -> [PathBuf; 3] {
+/// They lie in `dir`.
+fn lowered(dir: &Path) -> [PathBuf; 3] {
     let v = Compiler::new().expect("the MLIR tools").toolchain().version;
-    let dir = std::env::temp_dir().join(format!("fnabi-entry-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let (m, ll, bc) = (dir.join("user_llvm.mlir"), dir.join("user.ll"), dir.join("user.bc"));
     let src = fixture("llvm_entry.mlir");
     let s = |p: &Path| p.to_str().unwrap().to_owned();
@@ -72,7 +73,8 @@ fn llvm_dialect_llvm_ir_and_bitcode_run() {
     let y = [2.0f32, 0.25, -1.0, 8.0, 3.0];
     let dot_want = x.iter().zip(&y).fold(0.0f32, |acc, (a, b)| acc + a * b);
     let scale_want: Vec<f32> = x.iter().map(|v| v * 3.0 + 1.0).collect();
-    for path in lowered() {
+    let dir = common::Scratch::new("entry");
+    for path in lowered(&dir) {
         let shown = path.display().to_string();
         // SAFETY: the fixture's functions write only memory they allocate.
         let m = unsafe { MlirModule::load_with(&path, &CompileOptions::default()) }
@@ -112,7 +114,8 @@ fn a_library_with_its_abi_embedded_needs_no_signature() {
     let bytes = std::fs::read(lib.path()).unwrap();
     let text = fnabi::mlir::abi_embed::read_abi_text(&bytes).unwrap().expect("an embedded ABI");
     assert!(text.contains("func.func @scale_kw(%a0: memref<?xf32>, %a1: f32) -> (memref<?xf32>)"), "{text}");
-    let copy = std::env::temp_dir().join(format!("fnabi-entry-lib-{}.so", std::process::id()));
+    let dir = common::Scratch::new("entry-lib");
+    let copy = dir.join("lib.so");
     std::fs::copy(lib.path(), &copy).unwrap();
     // SAFETY: as above.
     let m = unsafe { MlirModule::load(&copy) }.unwrap();
@@ -126,5 +129,4 @@ fn a_library_with_its_abi_embedded_needs_no_signature() {
     assert!(m.function_with_signature("scale_kw", "(memref<?xf32>, f32) -> memref<?xf32>").is_ok());
     let e = m.function_with_signature("scale_kw", "(memref<?xf64>, f64) -> memref<?xf64>").unwrap_err();
     assert!(e.to_string().contains("the ABI embedded in"), "{e}");
-    let _ = std::fs::remove_file(&copy);
 }

@@ -8,6 +8,8 @@
 //! (`tests/mlir/vectors.mlir`), errors name the user's file, line and pass. Also run
 //! under valgrind by `scripts/test.sh`.
 
+mod common;
+
 use fnabi::mlir::{CompileOptions, MlirModule};
 use fnabi::{Array, Value};
 use std::collections::HashMap;
@@ -206,13 +208,11 @@ fn functions_with_vector_signatures_take_and_return_arrays() {
 }
 
 fn compile_error(name: &str, src: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("fnabi-mlir-front-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new(&format!("mlir-front-{name}"));
     let path = dir.join(name);
     std::fs::write(&path, src).unwrap();
     // SAFETY: nothing is called; the compile fails.
     let e = unsafe { MlirModule::load_with(&path, &CompileOptions::default()) }.unwrap_err().to_string();
-    let _ = std::fs::remove_dir_all(&dir);
     e.replace(&dir.display().to_string(), "DIR")
 }
 

@@ -6,6 +6,7 @@ use std::process::{Command, Stdio};
 
 /// Runs the `fnabi` binary with `args`, writing `stdin` to its standard
 /// input; returns whether it succeeded, its stdout and its stderr.
+#[allow(dead_code)] // Some test binaries run it with their own environment.
 pub fn fnabi<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>, stdin: &str) -> (bool, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_fnabi"))
         .args(args)
@@ -84,4 +85,42 @@ pub fn run_for_progress(cmd: &str, terminal: bool, cache: &std::path::Path) -> S
         .expect("script (apt-get install bsdutils)");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+}
+
+/// A fresh, empty folder `fnabi-<name>-<pid>` under the temp dir (the pid
+/// keeps parallel test processes apart), removed with its contents when
+/// dropped, so a failing (panicking) test leaves nothing behind either.
+/// Bind it to a variable that lives as long as its paths are used:
+/// `Scratch::new("x").join("f")` drops the folder at the end of the statement.
+#[allow(dead_code)] // Not every test binary writes files.
+pub struct Scratch(std::path::PathBuf);
+
+#[allow(dead_code)]
+impl Scratch {
+    /// Creates the folder (emptying what an earlier process of the same pid left).
+    pub fn new(name: &str) -> Scratch {
+        let d = std::env::temp_dir().join(format!("fnabi-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Scratch(d)
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for Scratch {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }

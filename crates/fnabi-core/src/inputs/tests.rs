@@ -116,8 +116,7 @@ fn json_arguments_resolve_files_and_split_args() {
 
 #[test]
 fn host_files_and_closures_are_file_systems() {
-    let dir = std::env::temp_dir().join(format!("fnabi-inputs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch::Scratch::new("inputs");
     let p = dir.join("s.npy");
     std::fs::write(&p, STREAM).unwrap();
     let spec = format!("+{}", p.display());
@@ -126,7 +125,7 @@ fn host_files_and_closures_are_file_systems() {
     let missing = format!("4xf32=@{}", dir.join("none").display());
     let e = read_inputs(&[missing.as_str()], &HostFiles).unwrap_err().to_string();
     assert!(e.ends_with("): No such file or directory (os error 2)"), "{e}");
-    std::fs::remove_dir_all(&dir).unwrap();
+    drop(dir);
     // A closure: every path is the same stream.
     let fs = |_: &Path| ByteBuffer::copy_from_slice(STREAM);
     assert_eq!(read_inputs(&["*a", "@b"], &fs).unwrap().len(), 4);

@@ -84,8 +84,7 @@ fn ring_never_overwrites_live_data_and_reports_why() {
 
 #[test]
 fn persistent_buffers_and_pointers() {
-    let dir = std::env::temp_dir().join(format!("fnabi-mem-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch::Scratch::new("mem");
     let path = dir.join("data.bin");
     let words: Vec<u8> = (0u32..8).flat_map(|w| w.to_le_bytes()).collect();
     std::fs::write(&path, &words).unwrap();
@@ -126,5 +125,4 @@ fn persistent_buffers_and_pointers() {
     assert_eq!(frozen.ptr::<u8>(0).unwrap().get(), 1);
     let owned = MutableByteBuffer::zeroed(16).unwrap().into_array(DType::F32, &[4], None, 0).unwrap();
     assert!(owned.is_writable());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
