@@ -6,7 +6,7 @@
 //! ```text
 //! mlir-opt-N input.mlir  [PIPELINE passes]      -> lowered.mlir   (LLVM dialect)
 //! mlir-translate-N --mlir-to-llvmir             -> module.ll
-//! opt-N -O2 -mtriple=HOST                       -> module.bc      (the triple is required:
+//! opt-N -O2 -enable-matrix -mtriple=HOST        -> module.bc      (the triple is required:
 //!                                                                   without it i64 fields of
 //!                                                                   result structs misalign)
 //! llc-N -O2 -mtriple=HOST --relocation-model=pic -filetype=obj -> module.o
@@ -203,7 +203,7 @@ impl Compiler {
             lines.push(format!("{} --mlir-to-llvmir {from} -o module.ll", name(&t.mlir_translate)));
         }
         let ir = if level.is_llvm() && level != InputLevel::LlvmDialect { input } else { "module.ll".into() };
-        lines.push(format!("{} -O2 -mtriple={} {ir} -o module.bc", name(&t.opt), t.triple));
+        lines.push(format!("{} -O2 -enable-matrix -mtriple={} {ir} -o module.bc", name(&t.opt), t.triple));
         lines.push(format!(
             "{} -O2 -mtriple={} --relocation-model=pic -filetype=obj module.bc -o module.o",
             name(&t.llc),
@@ -375,15 +375,23 @@ impl Compiler {
         }
         let triple = format!("-mtriple={}", t.triple);
         progress.stage("opt -O2");
-        run_capture(&t.opt, &["-O2", &triple, ir_input, "-o", "module.bc"].map(OsStr::new), Some(tmp.path()), deadline)
-            .map_err(|e| match (e, &options.source_path) {
-                // An LLVM IR input's errors name the user's file.
-                (MlirError::ToolFailed { tool, status, stderr }, Some(path)) if ir_input != "module.ll" => {
-                    let stderr = stderr.replace(ir_input, &path.display().to_string());
-                    MlirError::ToolFailed { tool, status, stderr }
-                }
-                (e, _) => e,
-            })?;
+        // `-enable-matrix`: LLVM's matrix intrinsics (`llvm.intr.matrix.*`,
+        // which MLIR's vector lowering may emit) become plain vector code,
+        // as `mlir-runner` does; `llc` cannot lower them itself.
+        run_capture(
+            &t.opt,
+            &["-O2", "-enable-matrix", &triple, ir_input, "-o", "module.bc"].map(OsStr::new),
+            Some(tmp.path()),
+            deadline,
+        )
+        .map_err(|e| match (e, &options.source_path) {
+            // An LLVM IR input's errors name the user's file.
+            (MlirError::ToolFailed { tool, status, stderr }, Some(path)) if ir_input != "module.ll" => {
+                let stderr = stderr.replace(ir_input, &path.display().to_string());
+                MlirError::ToolFailed { tool, status, stderr }
+            }
+            (e, _) => e,
+        })?;
         progress.stage("llc");
         run_capture(
             &t.llc,

@@ -159,3 +159,26 @@ fn a_check_outside_a_guarded_call_aborts_with_the_report() {
     assert!(stderr.contains("ERROR: Runtime op verification failed"), "{stderr}");
     assert!(stderr.contains("\"verify.mlir\":10:8"), "{stderr}");
 }
+
+/// Lowerings beyond the LLVM conversions, each found missing by running
+/// MLIR's own integration tests through fnabi: `math.ipowi` on run-time
+/// values (convert-math-to-funcs), a `vector.mask` region
+/// (lower-vector-mask), LLVM's matrix intrinsics (`opt -enable-matrix`).
+/// Expected values derived by hand (see the fixture's comments).
+#[test]
+fn ipowi_masks_and_matrix_intrinsics_lower() {
+    let path = fixture("dialects.mlir");
+    // SAFETY: the fixture writes only into memory it allocates.
+    let m = unsafe { MlirModule::load(&path) }.unwrap_or_else(|e| panic!("compiling {path}: {e}"));
+    let ipow = m.function("ipow").unwrap();
+    for (b, e, want) in [(2i64, 10i64, 1024i64), (-3, 3, -27), (7, -1, 0), (-1, -3, -1)] {
+        let r = ipow.call([Value::Int(b), Value::Int(e)]).unwrap();
+        assert_eq!(r, Value::Int(want), "{b}^{e}");
+    }
+    let three = fnabi::Array::from_vec(&[3], vec![1f32, 2., 3.]).unwrap();
+    let r = m.function("masked_sum").unwrap().call([Value::from(three), Value::Int(3)]).unwrap();
+    assert_eq!(r, Value::Float(6.0));
+    let a = fnabi::Array::from_vec(&[6], (0..6).map(|i| i as f32).collect()).unwrap();
+    let r = m.function("flat_transpose").unwrap().call([Value::from(a)]).unwrap();
+    assert_eq!(r.as_array().unwrap().to_vec::<f32>().unwrap(), vec![0., 2., 4., 1., 3., 5.]);
+}

@@ -9,11 +9,13 @@ use super::*;
 /// there so that arguments and results are plain memrefs; no deallocation
 /// pipeline: results are returned to the caller, who frees them), matrix
 /// products are tiled (see [`crate::tiling`]), linalg
-/// becomes loops, affine, vector, math, complex, ub and async are lowered,
+/// becomes loops, affine, vector (masks included), math (`ipowi`/`fpowi`
+/// as outlined functions, the rest to LLVM intrinsics or libm), complex,
+/// ub and async are lowered,
 /// then memref/arith/index/cf/func are finalized to the LLVM dialect.
 /// [`front_passes`] adds what a module asks for in front of it (a
 /// transform-dialect schedule, runtime verification).
-pub const PIPELINE: [&str; 30] = [
+pub const PIPELINE: [&str; 32] = [
     "--llvm-request-c-wrappers",
     "--convert-elementwise-to-linalg",
     "--one-shot-bufferize=bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map",
@@ -24,10 +26,12 @@ pub const PIPELINE: [&str; 30] = [
     "--async-to-async-runtime",
     "--async-runtime-ref-counting",
     "--async-runtime-ref-counting-opt",
+    "--lower-vector-mask",
     "--convert-vector-to-scf",
     "--lower-affine",
     "--arith-expand=include-bf16 include-f8e8m0 include-f4e2m1",
     "--convert-complex-to-standard",
+    "--convert-math-to-funcs",
     "--convert-math-to-llvm",
     "--convert-math-to-libm",
     "--convert-scf-to-cf",

@@ -173,3 +173,31 @@ func.func @vector_helper() {
   vector.print %r : vector<3xi32>
   return
 }
+
+// Lowerings that need more than the LLVM conversions (tests/mlir_dialects.rs
+// checks the values, derived by hand):
+// math.ipowi on values only known at run time (convert-math-to-funcs):
+// 2^10 = 1024, (-3)^3 = -27, 7^-1 = 0 (integer division), (-1)^-3 = -1.
+func.func @ipow(%b: i32, %e: i32) -> i32 {
+  %r = math.ipowi %b, %e : i32
+  return %r : i32
+}
+
+// A masked read (vector.mask, lowered by lower-vector-mask): the first %n
+// of 8 lanes, the others padded with 0; (1, 2, 3) summed = 6.
+func.func @masked_sum(%m: memref<?xf32>, %n: index) -> f32 {
+  %c0 = arith.constant 0 : index
+  %pad = arith.constant 0.0 : f32
+  %mask = vector.create_mask %n : vector<8xi1>
+  %v = vector.mask %mask { vector.transfer_read %m[%c0], %pad : memref<?xf32>, vector<8xf32> } : vector<8xi1> -> vector<8xf32>
+  %s = vector.reduction <add>, %v : vector<8xf32> into f32
+  return %s : f32
+}
+
+// LLVM's matrix intrinsics (llvm.intr.matrix.transpose, lowered by opt's
+// -enable-matrix): a 2x3 column-major matrix (0..5) transposed is the 3x2
+// column-major (0, 2, 4, 1, 3, 5).
+func.func @flat_transpose(%a: vector<6xf32>) -> vector<6xf32> {
+  %t = llvm.intr.matrix.transpose %a {rows = 2 : i32, columns = 3 : i32} : vector<6xf32> into vector<6xf32>
+  return %t : vector<6xf32>
+}
