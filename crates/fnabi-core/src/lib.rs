@@ -49,6 +49,7 @@ pub mod nest;
 pub mod npy;
 pub mod progress;
 #[cfg(test)]
+#[path = "../tests/support/scratch.rs"]
 mod scratch;
 pub mod structure;
 pub mod tensor;

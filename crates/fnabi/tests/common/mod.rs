@@ -1,39 +1,6 @@
 //! What the integration tests share: scratch folders that remove themselves.
 
-/// A fresh, empty folder `fnabi-<name>-<pid>` under the temp dir (the pid
-/// keeps parallel test processes apart), removed with its contents when
-/// dropped, so a failing (panicking) test leaves nothing behind either.
-/// Bind it to a variable that lives as long as its paths are used:
-/// `Scratch::new("x").join("f")` drops the folder at the end of the statement.
-#[allow(dead_code)] // Not every test binary writes files.
-pub struct Scratch(std::path::PathBuf);
-
-#[allow(dead_code)]
-impl Scratch {
-    /// Creates the folder (emptying what an earlier process of the same pid left).
-    pub fn new(name: &str) -> Scratch {
-        let d = std::env::temp_dir().join(format!("fnabi-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Scratch(d)
-    }
-}
-
-impl std::ops::Deref for Scratch {
-    type Target = std::path::Path;
-    fn deref(&self) -> &std::path::Path {
-        &self.0
-    }
-}
-
-impl AsRef<std::path::Path> for Scratch {
-    fn as_ref(&self) -> &std::path::Path {
-        &self.0
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+#[path = "../../../fnabi-core/tests/support/scratch.rs"]
+mod scratch;
+#[allow(unused_imports)] // Not every test binary writes files.
+pub use scratch::Scratch;
