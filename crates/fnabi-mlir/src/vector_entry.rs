@@ -70,30 +70,28 @@ fn vector_parts(ty: &str) -> Option<(Vec<&str>, &str)> {
     (!rest.is_empty()).then_some((dims, rest))
 }
 
+/// `KIND<dims x element>` text (`memref<2x3xf32>`, `vector<4xi8>`).
+fn shaped(kind: &str, dims: &[&str], element: &str) -> String {
+    let mut t = format!("{kind}<");
+    for d in dims {
+        t.push_str(d);
+        t.push('x');
+    }
+    t.push_str(element);
+    t.push('>');
+    t
+}
+
 /// The text of the memref a vector travels as, and the element type the
 /// memref holds (`i8` for `i1`).
 fn memref_of(dims: &[&str], element: &str) -> (String, String) {
     let stored = if element == "i1" { "i8" } else { element };
-    let mut m = String::from("memref<");
-    for d in dims {
-        m.push_str(d);
-        m.push('x');
-    }
-    m.push_str(stored);
-    m.push('>');
-    (m, stored.to_owned())
+    (shaped("memref", dims, stored), stored.to_owned())
 }
 
 /// `vector<dims x element>` text.
 fn vector_text(dims: &[&str], element: &str) -> String {
-    let mut v = String::from("vector<");
-    for d in dims {
-        v.push_str(d);
-        v.push('x');
-    }
-    v.push_str(element);
-    v.push('>');
-    v
+    shaped("vector", dims, element)
 }
 
 /// `[%c0, %c0]` for `rank` indices and the `in_bounds` attribute (none for 0-d).

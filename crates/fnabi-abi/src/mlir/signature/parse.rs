@@ -6,7 +6,7 @@ use crate::raw::Dim;
 use std::str::FromStr;
 
 pub(super) fn scan(text: &str, lenient: bool) -> Result<ScannedFunctions, HeaderError> {
-    let mut c = Cursor { s: text.as_bytes(), pos: 0, tensor_args: Vec::new(), vectors: lenient, spans: Vec::new() };
+    let mut c = Cursor::new(text.as_bytes(), 0, lenient);
     let mut out = ScannedFunctions::default();
     // Lines are counted from the previous function on (not from the start
     // for each one: a module of thousands of functions stays linear).
@@ -55,7 +55,7 @@ impl FromStr for FunctionType {
 
     /// Parses an MLIR function type, `(memref<?xf32>, index) -> f32`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let mut c = Cursor { s: s.as_bytes(), pos: 0, tensor_args: Vec::new(), vectors: false, spans: Vec::new() };
+        let mut c = Cursor::new(s.as_bytes(), 0, false);
         c.skip_trivia();
         let inputs = c.type_list()?;
         c.skip_trivia();
@@ -74,7 +74,7 @@ impl FromStr for MlirType {
 
     /// Parses one type (`memref<4x?xf32>`, `memref<*xi8>`, `bf16`, …).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let mut c = Cursor { s: s.as_bytes(), pos: 0, tensor_args: Vec::new(), vectors: false, spans: Vec::new() };
+        let mut c = Cursor::new(s.as_bytes(), 0, false);
         c.skip_trivia();
         let t = c.mlir_type()?;
         c.skip_trivia();
@@ -114,6 +114,11 @@ struct Cursor<'s> {
 const READ_ONLY: &str = "bufferization.writable = false";
 
 impl<'s> Cursor<'s> {
+    /// A cursor at `pos` of `s`; `vectors`: read `vector<…>` types (see the field).
+    fn new(s: &'s [u8], pos: usize, vectors: bool) -> Self {
+        Cursor { s, pos, tensor_args: Vec::new(), vectors, spans: Vec::new() }
+    }
+
     fn error(&self, msg: impl Into<String>) -> HeaderError {
         self.error_at(self.pos, msg)
     }
@@ -445,7 +450,7 @@ impl<'s> Cursor<'s> {
             return;
         }
         let open = self.pos;
-        let mut probe = Cursor { s: self.s, pos: open, tensor_args: Vec::new(), vectors: false, spans: Vec::new() };
+        let mut probe = Cursor::new(self.s, open, false);
         let Ok(entries) = probe.dict(0) else { return };
         if entries.iter().any(|(k, _)| k == "bufferization.writable") {
             return;
