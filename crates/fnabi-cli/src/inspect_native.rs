@@ -4,7 +4,7 @@
 //! export and the functions they need from elsewhere).
 
 use crate::CliError;
-use fnabi::mlir::{AttrValue, FuncDecl, InputLevel, LlvmFunctions, Visibility, parse_functions, scan_functions};
+use fnabi::mlir::{AttrValue, FuncDecl, InputLevel, LlvmFunctions, Visibility, scan_functions};
 use fnabi::sip::reference_text;
 use serde_json::{Value as Json, json};
 use std::fmt::Write as _;
@@ -232,7 +232,7 @@ pub fn inspect_library(path: &Path, bytes: &[u8], as_json: bool) -> Result<Strin
     // A library `fnabi compile` wrote describes its functions itself.
     let embedded = fnabi::mlir::abi_embed::read_abi_text(bytes).map_err(|e| CliError(format!("{shown}: {e}")))?;
     if let Some(text) = embedded {
-        let decls = parse_functions(&text).map_err(|e| CliError(format!("{shown}: its embedded ABI: {e}")))?;
+        let decls = scan_functions(&text).map_err(|e| CliError(format!("{shown}: its embedded ABI: {e}")))?.decls;
         if as_json {
             let mut j = mlir_json(path, &decls);
             j["kind"] = json!("shared_library");

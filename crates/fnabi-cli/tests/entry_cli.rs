@@ -58,6 +58,28 @@ fn compiled_libraries_describe_themselves() {
 }
 
 #[test]
+fn compiled_libraries_keep_their_vector_functions() {
+    // A library `fnabi compile` writes from vectors.mlir: its embedded ABI
+    // keeps the vector types, so run and inspect call the wrapper compiled in.
+    let d = tmpdir("compile-vectors");
+    let lib = d.join("vectors.so");
+    let (src, lib_s) = (repo("crates/fnabi/tests/mlir/vectors.mlir"), lib.to_str().unwrap().to_owned());
+    let (ok, _, err) = fnabi(&["compile", src.to_str().unwrap(), "-o", &lib_s]);
+    assert!(ok, "{err}");
+    // (1, 2, 3, 4) + (10, 20, 30, 40); 1 + 2 + 39.
+    let (ok, out, err) = fnabi(&["run", &lib_s, "-f", "vadd", "-i", "4xf32=1 2 3 4", "-i", "4xf32=10 20 30 40"]);
+    assert!(ok && out == "4xf32=11 22 33 44\n", "{out} {err}");
+    let (ok, out, err) = fnabi(&["run", &lib_s, "-f", "sum.index", "-i", "3xi64=1 2 39"]);
+    assert!(ok && out == "42\n", "{out} {err}");
+    let (ok, out, err) = fnabi(&["inspect", &lib_s]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("vectors as arrays (fnabi's wrapper): (vector<4xf32>, vector<4xf32>) -> (vector<4xf32>)"),
+        "{out}"
+    );
+}
+
+#[test]
 fn custom_pipelines_run_and_print() {
     let src = repo(STRUCTURED);
     let pipeline = "builtin.module(func.func(convert-linalg-to-loops))";

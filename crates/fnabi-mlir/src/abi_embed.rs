@@ -21,7 +21,7 @@
 //! none of the library's code.
 
 use crate::elf::ElfFile;
-use fnabi_abi::mlir::signature::{AttrValue, FuncDecl, Visibility, parse_functions};
+use fnabi_abi::mlir::signature::{AttrValue, FuncDecl, Visibility};
 use fnabi_core::error::Error;
 
 /// The ELF section that holds the ABI text.
@@ -56,11 +56,18 @@ fn mlir_string(s: &str) -> String {
 /// The ABI text of the public functions with a body among `decls`.
 pub fn abi_text(decls: &[FuncDecl]) -> String {
     let mut out = format!("{ABI_HEADER}\n");
-    // A function with vectors is called through its wrapper, which a
-    // loader of the library alone would not know: left out.
-    for d in decls.iter().filter(|d| d.has_body && d.visibility == Visibility::Public && d.vector_entry.is_none()) {
-        let args: Vec<String> = d.ty.inputs.iter().enumerate().map(|(i, t)| format!("%a{i}: {t}")).collect();
-        let results: Vec<String> = d.ty.results.iter().map(ToString::to_string).collect();
+    for d in decls.iter().filter(|d| d.has_body && d.visibility == Visibility::Public) {
+        // A function with vectors keeps its vector types, so that a loader
+        // of the library knows to call it through the wrapper compiled in
+        // (see `crate::vector_entry`).
+        let (inputs, results): (Vec<String>, Vec<String>) = match &d.vector_entry {
+            Some(e) => (e.input_types.clone(), e.result_types.clone()),
+            None => (
+                d.ty.inputs.iter().map(ToString::to_string).collect(),
+                d.ty.results.iter().map(ToString::to_string).collect(),
+            ),
+        };
+        let args: Vec<String> = inputs.iter().enumerate().map(|(i, t)| format!("%a{i}: {t}")).collect();
         let reflection = match d.attribute("iree.reflection") {
             Some(AttrValue::Dict(r)) => r.as_slice(),
             _ => &[],
@@ -126,7 +133,7 @@ pub fn read_abi_text(bytes: &[u8]) -> Result<Option<String>, Error> {
 /// (`None` without one).
 pub fn read_abi(bytes: &[u8]) -> Result<Option<Vec<FuncDecl>>, Error> {
     match read_abi_text(bytes)? {
-        Some(text) => Ok(Some(parse_functions(&text)?)),
+        Some(text) => Ok(Some(fnabi_abi::mlir::signature::scan_functions(&text)?.decls)),
         None => Ok(None),
     }
 }
@@ -134,6 +141,7 @@ pub fn read_abi(bytes: &[u8]) -> Result<Option<Vec<FuncDecl>>, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fnabi_abi::mlir::signature::parse_functions;
 
     #[test]
     fn abi_text_round_trips_through_the_header_parser() {

@@ -42,9 +42,15 @@ impl MlirLibrary {
     /// As for [`open`](MlirLibrary::open); the library must have been
     /// compiled from this source.
     pub unsafe fn open_with_source(path: impl AsRef<Path>, mlir_source: &str) -> Result<MlirLibrary, Error> {
-        let decls = parse_functions(mlir_source)?;
+        // Read as the compile reads it: functions with vectors are called
+        // through fnabi's wrapper (absent from a library fnabi did not
+        // compile: then the call says no such symbol), and a function fnabi
+        // cannot type is kept out with why.
+        let scanned = scan_functions(mlir_source)?;
+        let skipped = scanned.skipped.into_iter().map(|(name, e)| (name, e.to_string())).collect();
         // SAFETY: forwarded to the caller.
-        unsafe { Self::open_with_decls(path.as_ref(), decls) }
+        let lib = unsafe { Self::open_with_decls(path.as_ref(), scanned.decls) }?;
+        Ok(lib.with_skipped(skipped))
     }
 
     /// Compiles `mlir_source` with fnabi's pipeline (cached, see
