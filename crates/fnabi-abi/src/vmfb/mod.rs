@@ -444,6 +444,14 @@ fn attrs<'a>(t: &Table<'a>, slot: usize, what: &'static str) -> Result<Vec<(&'a 
     Ok(out)
 }
 
+/// An error unless the FunctionSignatureDef `t` has a calling convention.
+fn require_calling_convention(t: &Table<'_>, what: &'static str) -> Result<(), VmfbError> {
+    match t.string(slot::SIGNATURE_CALLING_CONVENTION, "calling_convention")? {
+        Some(_) => Ok(()),
+        None => Err(VmfbError::new(t.offset(), VmfbErrorKind::MissingField(what))),
+    }
+}
+
 fn signature<'a>(t: &Table<'a>) -> Result<Signature<'a>, VmfbError> {
     Ok(Signature {
         calling_convention: t.string(slot::SIGNATURE_CALLING_CONVENTION, "calling_convention")?,
@@ -495,6 +503,13 @@ impl<'a> Module<'a> {
             .ok_or_else(|| VmfbError::new(root.offset(), VmfbErrorKind::MissingField("the module name")))?;
 
         let sigs_v = root.vector(slot::MODULE_FUNCTION_SIGNATURES, "function_signatures")?;
+        // IREE's bytecode verifier reads the calling convention of every
+        // function a call names (internal or imported) without a null
+        // check: a module without one crashed it (found by the `vmfb_run`
+        // fuzz target). Required here, for every signature.
+        for i in 0..sigs_v.len() {
+            require_calling_convention(&sigs_v.table(i)?, "a function signature's calling_convention")?;
+        }
         let exports_v = root.vector(slot::MODULE_EXPORTED_FUNCTIONS, "exported_functions")?;
         let mut exports = Vec::with_capacity(exports_v.len());
         for i in 0..exports_v.len() {
@@ -520,10 +535,11 @@ impl<'a> Module<'a> {
             let full_name = t
                 .string(slot::IMPORT_FULL_NAME, "import full_name")?
                 .ok_or_else(|| VmfbError::new(t.offset(), VmfbErrorKind::MissingField("an import's full_name")))?;
-            let signature = match t.table(slot::IMPORT_SIGNATURE, "import signature")? {
-                Some(s) => Some(signature(&s)?),
-                None => None,
-            };
+            let s = t
+                .table(slot::IMPORT_SIGNATURE, "import signature")?
+                .ok_or_else(|| VmfbError::new(t.offset(), VmfbErrorKind::MissingField("an import's signature")))?;
+            require_calling_convention(&s, "an import's calling_convention")?;
+            let signature = Some(signature(&s)?);
             let flags = t.u32(slot::IMPORT_FLAGS, 1, "import flags")?;
             imports.push(Import { full_name, signature, flags });
         }
@@ -542,7 +558,14 @@ impl<'a> Module<'a> {
         let types_v = root.vector(slot::MODULE_TYPES, "types")?;
         let mut types = Vec::with_capacity(types_v.len());
         for i in 0..types_v.len() {
-            types.push(types_v.table(i)?.string(slot::TYPE_FULL_NAME, "type full_name")?.unwrap_or_default());
+            // Required: IREE's bytecode verifier reads every type's name
+            // without a check (a module without one crashed it, found by
+            // the `vmfb_run` fuzz target).
+            let t = types_v.table(i)?;
+            let name = t
+                .string(slot::TYPE_FULL_NAME, "type full_name")?
+                .ok_or_else(|| VmfbError::new(t.offset(), VmfbErrorKind::MissingField("a type's full_name")))?;
+            types.push(name);
         }
 
         Ok(Module {
