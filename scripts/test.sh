@@ -22,27 +22,29 @@ fnabi_leftovers() {
 }
 cargo test --workspace --all-targets --locked
 cargo test --workspace --doc --locked
-# The calls into compiled MLIR code, under valgrind: no memory errors and
-# nothing definitely lost (callee-allocated results must be freed once).
-for t in mlir_call mlir_function mlir_host mlir_tensor mlir_dialects mlir_entry; do
-  bin=$(cargo test -p fnabi --test "$t" --locked --no-run --message-format=json 2>/dev/null \
-    | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
-  [ -n "$bin" ] || { echo "fnabi: could not locate the $t test binary" >&2; exit 1; }
-  valgrind --suppressions=scripts/valgrind.supp --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-possibly-lost=no --quiet \
-    "$bin" --test-threads=2 --quiet
-done
-# The IREE runtime's calls under valgrind too. IREE's async proactor blocks
-# in io_uring_enter, which valgrind runs without releasing its thread lock
-# (a deadlock with no CPU use); scripts/no-io-uring.c makes io_uring_setup
-# fail, and IREE falls back to its POSIX proactor.
-cc -O2 -Wall -Werror -o target/no-io-uring scripts/no-io-uring.c
-for spec in fnabi-iree:fixtures fnabi-iree:errors fnabi-iree:compile; do
-  pkg=${spec%%:*} t=${spec#*:}
+# Runs test binary TEST of package PKG under valgrind (after an optional
+# wrapper command): no memory errors and nothing definitely lost.
+valgrind_test() {
+  local pkg=$1 t=$2
+  shift 2
+  local bin
   bin=$(cargo test -p "$pkg" --test "$t" --locked --no-run --message-format=json 2>/dev/null \
     | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
   [ -n "$bin" ] || { echo "fnabi: could not locate the $pkg $t test binary" >&2; exit 1; }
-  target/no-io-uring valgrind --suppressions=scripts/valgrind.supp --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-possibly-lost=no --quiet \
+  "$@" valgrind --suppressions=scripts/valgrind.supp --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-possibly-lost=no --quiet \
     "$bin" --test-threads=2 --quiet
+}
+# The calls into compiled MLIR code (callee-allocated results must be freed once).
+for t in mlir_call mlir_function mlir_host mlir_tensor mlir_dialects mlir_entry; do
+  valgrind_test fnabi "$t"
+done
+# The IREE runtime's calls too. IREE's async proactor blocks in
+# io_uring_enter, which valgrind runs without releasing its thread lock (a
+# deadlock with no CPU use); scripts/no-io-uring.c makes io_uring_setup
+# fail, and IREE falls back to its POSIX proactor.
+cc -O2 -Wall -Werror -o target/no-io-uring scripts/no-io-uring.c
+for t in fixtures errors compile; do
+  valgrind_test fnabi-iree "$t" target/no-io-uring
 done
 # The Python package: built as a wheel into a fresh venv, then its pytest suite.
 ./scripts/test-python.sh

@@ -187,9 +187,6 @@ impl MlirLibrary {
         if let Some((_, why)) = self.inner.skipped.iter().find(|(n, _)| n == name) {
             return Err(MlirError::NotFound(format!("@{name} cannot be called from the host: {why}")).into());
         }
-        if let Some((_, why)) = self.inner.skipped.iter().find(|(n, _)| n == name) {
-            return Err(MlirError::NotFound(format!("@{name} cannot be called from the host: {why}")).into());
-        }
         let decl = self.inner.decls.iter().find(|d| d.name == name).ok_or_else(|| {
             let names: Vec<&str> = self.inner.decls.iter().map(|d| d.name.as_str()).collect();
             MlirError::NotFound(if self.inner.decls.is_empty() {
