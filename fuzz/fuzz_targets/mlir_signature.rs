@@ -1,7 +1,9 @@
 //! The `func.func` header reader: never panics or hangs; errors carry a
 //! line and column inside the text; function types print and parse back.
+//! Also the lenient scan that compiles read (`vector<…>` functions with
+//! their wrapper inserted after the body, at a char boundary of the text).
 #![no_main]
-use fnabi::mlir::{FunctionType, HeaderError, parse_functions};
+use fnabi::mlir::{FunctionType, HeaderError, parse_functions, scan_functions};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -20,5 +22,20 @@ fuzz_target!(|data: &[u8]| {
             assert!(line >= 1 && line <= text.lines().count().max(1) + 1);
         }
         Err(e) => panic!("unexpected error kind: {e}"),
+    }
+    if let Ok(scanned) = scan_functions(text) {
+        let mut wrappers = Vec::new();
+        for f in &scanned.decls {
+            if let Some(e) = &f.vector_entry {
+                assert!(text.is_char_boundary(e.body_end) && text[..e.body_end].ends_with('}'), "{e:?}");
+                assert_eq!((e.input_types.len(), e.result_types.len()), (f.ty.inputs.len(), f.ty.results.len()));
+                if let Some(w) = fnabi::mlir::vector_entry::wrapper(f) {
+                    assert!(!w.contains('\n'), "{w}");
+                    wrappers.push((e.body_end, w));
+                }
+            }
+        }
+        let edited = scanned.edited_source(text, &wrappers);
+        assert_eq!(edited.lines().count(), text.lines().count());
     }
 });
