@@ -108,6 +108,13 @@ impl<'a> Table<'a> {
         self.buf.abs(self.pos)
     }
 
+    /// The table's position and its vtable's position and length (in the
+    /// buffer): tests give a table a vtable of its own.
+    #[cfg(test)]
+    pub fn layout(&self) -> (usize, usize, usize) {
+        (self.pos, self.vtable, self.vt_len)
+    }
+
     /// The position of field `slot` holding `size` bytes; `None` when absent.
     fn field(&self, slot: usize, size: usize, what: &'static str) -> Result<Option<usize>, VmfbError> {
         let entry = 4 + 2 * slot;

@@ -33,6 +33,8 @@
 //! ```
 
 mod flatbuf;
+#[cfg(test)]
+mod tests;
 pub mod zip;
 
 use crate::cconv::CallingConvention;
