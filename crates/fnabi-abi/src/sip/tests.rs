@@ -421,3 +421,20 @@ fn new_checks_hand_built_structures() {
     assert_eq!(SipSignature::parse(sig.to_mangled()).unwrap(), sig);
     assert!(matches!(sig.inputs().unwrap().validate().unwrap_err().kind(), StructureErrorKind::TooManyGaps(_)));
 }
+
+/// Keys that share their length and first bytes, repeated across more
+/// structs than the owned parse's key cache has slots, come back as written.
+#[test]
+fn repeated_keys_with_common_prefixes_parse_back() {
+    use crate::structure::Structure;
+    let names = ["block_0", "block_1", "block_00", "block_0_", "kernel_long_a", "kernel_long_b", "a", "b", "\0", "\0\0"];
+    let mut sorted: Vec<&str> = names.to_vec();
+    sorted.sort();
+    let inner = |base: usize| {
+        Structure::Dict(sorted.iter().enumerate().map(|(i, k)| ((*k).into(), Structure::Leaf(base + i))).collect())
+    };
+    let outer = Structure::Sequence((0..12).map(|j| (j, inner(j * names.len()))).collect());
+    let sig = SipSignature::new(Some(outer.clone()), None).unwrap();
+    let parsed = SipSignature::parse(sig.to_mangled()).unwrap();
+    assert_eq!(parsed.inputs(), Some(&outer));
+}
