@@ -236,3 +236,23 @@ fn errors_name_the_op_the_file_the_line_and_the_pass() {
     );
     assert!(!e.contains("IR Dump"), "{e}");
 }
+
+/// A vector function whose types run over several lines (with a comment):
+/// its wrapper still goes on the body's last line, so the function is
+/// called and a later error names the line the user wrote (the wrapper
+/// once copied the line break, found by the `mlir_signature` fuzz target).
+#[test]
+fn vector_types_written_over_lines_keep_line_numbers() {
+    let vid = "func.func @vid(%a: vector<4x // four lanes\n    f32>) -> vector<4x\n    f32> {\n  return %a : vector<4xf32>\n}\n";
+    let dir = common::Scratch::new("mlir-vector-lines");
+    let path = dir.join("vid.mlir");
+    std::fs::write(&path, vid).unwrap();
+    // SAFETY: @vid only returns its argument.
+    let m = unsafe { MlirModule::load(&path) }.unwrap();
+    let x = Value::from(Array::from_vec(&[4], vec![1f32, 2., 3., 4.]).unwrap());
+    let r = m.function("vid").unwrap().call([x]).unwrap();
+    assert_eq!(r.as_array().unwrap().to_vec::<f32>().unwrap(), vec![1., 2., 3., 4.]);
+    let bad = format!("{vid}func.func @f() -> index {{\n  %t = gpu.thread_id x\n  return %t : index\n}}\n");
+    let e = compile_error("vector_lines.mlir", &bad);
+    assert!(e.contains("DIR/vector_lines.mlir:7:8: error:"), "{e}");
+}

@@ -326,7 +326,7 @@ impl<'s> Cursor<'s> {
                 ));
             }
             let text =
-                |&(start, end, _): &(usize, usize, bool)| String::from_utf8_lossy(&self.s[start..end]).into_owned();
+                |&(start, end, _): &(usize, usize, bool)| one_line(&String::from_utf8_lossy(&self.s[start..end]));
             let (ins, outs) = self.spans.split_at(inputs.len().min(self.spans.len()));
             Some(VectorEntry {
                 input_types: ins.iter().map(text).collect(),
@@ -881,5 +881,64 @@ impl<'s> Cursor<'s> {
             return Err(self.error_at(start, "expected an attribute value"));
         }
         Ok(AttrValue::Other(text))
+    }
+}
+
+/// A type's source text on one line, for the wrapper that fnabi inserts on
+/// the line where a body ends (a line break would move every later line
+/// of the user's file): comments dropped, each run of whitespace one
+/// space; string literals (`"…"`, with `\` escapes) kept as written.
+fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut space = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                if space && !out.is_empty() {
+                    out.push(' ');
+                }
+                space = false;
+                out.push('"');
+                while let Some(c) = chars.next() {
+                    out.push(c);
+                    match c {
+                        '\\' => out.extend(chars.next()),
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+            }
+            '/' if chars.peek() == Some(&'/') => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        break;
+                    }
+                }
+                space = true;
+            }
+            c if c.is_whitespace() => space = true,
+            c => {
+                if space && !out.is_empty() {
+                    out.push(' ');
+                }
+                space = false;
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod one_line_tests {
+    use super::one_line;
+
+    #[test]
+    fn types_written_over_lines_come_out_on_one() {
+        assert_eq!(one_line("vector<4xf32\n>"), "vector<4xf32 >");
+        assert_eq!(one_line("vector<4x // four\r\n  f32>"), "vector<4x f32>");
+        assert_eq!(one_line("!llvm.struct<\"a // b\\\" c\">"), "!llvm.struct<\"a // b\\\" c\">");
+        assert_eq!(one_line("  tensor<?xf32>\t"), "tensor<?xf32>");
     }
 }
