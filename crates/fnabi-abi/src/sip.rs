@@ -52,7 +52,7 @@ mod signature;
 mod text;
 
 pub use signature::{SipMangler, SipSignature};
-pub use text::{PythonForm, ReferenceText, reference_text, write_reference_text};
+pub use text::{PYTHON_FORM_GAP_RUN, PythonForm, ReferenceText, reference_text, write_reference_text};
 
 /// The kind of a struct: a sequence (`S`, integer keys) or a dict (`D`, string keys).
 ///

@@ -427,7 +427,8 @@ fn new_checks_hand_built_structures() {
 #[test]
 fn repeated_keys_with_common_prefixes_parse_back() {
     use crate::structure::Structure;
-    let names = ["block_0", "block_1", "block_00", "block_0_", "kernel_long_a", "kernel_long_b", "a", "b", "\0", "\0\0"];
+    let names =
+        ["block_0", "block_1", "block_00", "block_0_", "kernel_long_a", "kernel_long_b", "a", "b", "\0", "\0\0"];
     let mut sorted: Vec<&str> = names.to_vec();
     sorted.sort();
     let inner = |base: usize| {
@@ -437,4 +438,20 @@ fn repeated_keys_with_common_prefixes_parse_back() {
     let sig = SipSignature::new(Some(outer.clone()), None).unwrap();
     let parsed = SipSignature::parse(sig.to_mangled()).unwrap();
     assert_eq!(parsed.inputs(), Some(&outer));
+}
+
+/// Runs of gaps up to `PYTHON_FORM_GAP_RUN` are written out, longer ones as
+/// one unpacked item, so a short signature never prints a long form (the
+/// `sip` fuzz target's signature with key 1,590,553,624 once asked for
+/// gigabytes here).
+#[test]
+fn python_form_of_far_keys_stays_short() {
+    use crate::structure::Structure;
+    let seq = |keys: &[usize]| Structure::Sequence(keys.iter().map(|&k| (k, Structure::Leaf(k))).collect());
+    assert_eq!(PythonForm(&seq(&[8])).to_string(), format!("[{}$8]", "None, ".repeat(8)));
+    assert_eq!(PythonForm(&seq(&[9])).to_string(), "[*[None] * 9, $9]");
+    assert_eq!(PythonForm(&seq(&[0, 9])).to_string(), "[$0, None, None, None, None, None, None, None, None, $9]");
+    assert_eq!(PythonForm(&seq(&[0, 10, 11])).to_string(), "[$0, *[None] * 9, $10, $11]");
+    let sig = SipSignature::parse(b"I31!S27!k00000000000001590553624_2R12!D9!K4!\\Lr_1").unwrap();
+    assert_eq!(sig.to_string(), r#"([*[None] * 1590553624, $2]) -> {"\\Lr": $1}"#);
 }

@@ -185,8 +185,16 @@ fn write_quoted(f: &mut impl fmt::Write, s: &str) -> fmt::Result {
     f.write_char('"')
 }
 
+/// The most gaps in a row that the Python-like form writes one by one
+/// (`None, None`); a longer run is written `*[None] * N`, so the form of a
+/// signature stays as short as the signature (a 40-byte signature can
+/// declare key 2,147,483,647).
+pub const PYTHON_FORM_GAP_RUN: usize = 8;
+
 /// The one-line Python-like form of a structure: `$N` for the leaf of raw
-/// index `N`, `[...]` for a sequence (a gap is `None`), `{"key": ...}` for a dict.
+/// index `N`, `[...]` for a sequence (a gap is `None`; a run of more than
+/// [`PYTHON_FORM_GAP_RUN`] gaps is `*[None] * N`, as Python would unpack
+/// it), `{"key": ...}` for a dict.
 ///
 /// ```
 /// use fnabi_abi::sip::PythonForm;
@@ -196,6 +204,9 @@ fn write_quoted(f: &mut impl fmt::Write, s: &str) -> fmt::Result {
 /// // Key 0 is missing: a gap prints as `None`.
 /// let gap = Structure::Sequence(vec![(1, Structure::Leaf(3))]);
 /// assert_eq!(PythonForm(&gap).to_string(), "[None, $3]");
+/// // A long run of gaps is one item.
+/// let far = Structure::Sequence(vec![(0, Structure::Leaf(0)), (2_000_000_000, Structure::Leaf(1))]);
+/// assert_eq!(PythonForm(&far).to_string(), "[$0, *[None] * 1999999999, $1]");
 /// ```
 pub struct PythonForm<'s>(pub &'s Structure);
 
@@ -207,6 +218,12 @@ impl fmt::Display for PythonForm<'_> {
                 f.write_char('[')?;
                 let mut next = 0;
                 for (k, s) in c {
+                    let gaps = k.saturating_sub(next);
+                    if gaps > PYTHON_FORM_GAP_RUN {
+                        f.write_str(if next == 0 { "" } else { ", " })?;
+                        write!(f, "*[None] * {gaps}")?;
+                        next = *k;
+                    }
                     while next < *k {
                         f.write_str(if next == 0 { "None" } else { ", None" })?;
                         next += 1;
