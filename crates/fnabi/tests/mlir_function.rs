@@ -274,3 +274,24 @@ fn arity_errors() {
     let e = f.call([arr(&[4], vec![0.; 4]), arr(&[4], vec![0.; 4]), arr(&[4], vec![0.; 4])]).unwrap_err().to_string();
     assert_eq!(e, "takes 2 positional arguments but 3 were given");
 }
+
+/// A result the callee allocated is heap memory of its own: it stays
+/// readable after the module, the function and the prepared call that made
+/// it are dropped (and the library unloaded), on the prepared fast path and
+/// through `Function::call` (valgrind reruns this test).
+#[test]
+fn fresh_results_outlive_their_module() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mlir/sip_dict8.mlir");
+    // SAFETY: dict8 only reads its arguments and returns fresh memory.
+    let module = unsafe { MlirModule::load(path) }.unwrap();
+    let f = module.function("dict8").unwrap();
+    let dict = Value::dict((0..8).map(|k| (format!("k{k}"), arr(&[4], vec![k as f32; 4]))));
+    let mut p = f.prepare();
+    let prepared = p.call_bound(&Value::Tuple(vec![dict.clone()])).unwrap();
+    let called = f.call([dict]).unwrap();
+    drop(p);
+    drop(f);
+    drop(module);
+    assert_eq!(floats(&prepared), (vec![4], vec![28.0; 4]));
+    assert_eq!(floats(&called), (vec![4], vec![28.0; 4]));
+}

@@ -90,13 +90,15 @@ impl PreparedMlirCall {
         invoke(f.fp, &s.frame, ReturnReg::Int);
         if let Some((elem, rank)) = plan.one_memref {
             let image = f.lib.image.get().map_or(&[][..], Vec::as_slice);
-            let keep: Arc<dyn std::any::Any + Send + Sync> = f.lib.clone();
             let desc = s.words.get(..3 + 2 * rank).unwrap_or(&[]);
             // SAFETY: the descriptor was just returned by the callee, which
             // follows MLIR's conventions (the library's contract): callee
             // memory comes from libc malloc and is ours now; the ranges are
             // the arguments' storage, written by `bind_leaves` this call.
-            if let Some(a) = unsafe { adopt_fresh_result(elem, desc, &s.ranges, image, Some(keep)) } {
+            // (A fresh result is heap memory, freed with libc `free`: it
+            // does not keep the library loaded. Results in the library's
+            // image take the general path, which does.)
+            if let Some(a) = unsafe { adopt_fresh_result(elem, desc, &s.ranges, image, None) } {
                 return Ok(Some(Returned::Array(a)));
             }
         }
