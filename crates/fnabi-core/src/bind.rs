@@ -96,6 +96,11 @@ pub fn bind_arguments<'a, P: Parameters + ?Sized, K: Into<Key>>(
     if positional.len() > n_pos_max {
         return Err(CallError::argument(CallErrorKind::TooManyPositional { max: n_pos_max, got: positional.len() }));
     }
+    let mut keywords = keywords.into_iter().peekable();
+    if positional.len() == n && !rest && keywords.peek().is_none() {
+        // Every parameter given by position, no keywords: bound as given.
+        return Ok(positional);
+    }
     let mut slots: Vec<Option<Value<'a>>> = positional.into_iter().map(Some).collect();
     slots.resize_with(n, || None);
     let mut extra: Option<Dict<'a>> = rest.then(Dict::new);

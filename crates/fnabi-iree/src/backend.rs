@@ -22,6 +22,7 @@ use fnabi_core::conventions::{FunctionAbi, ParamType};
 use fnabi_core::function::{Backend, PreparedBackend};
 use fnabi_core::{Dict, Error, Value};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// What one call reuses (see the [module docs](self)).
@@ -165,9 +166,15 @@ const POOLED_STATES: usize = 4;
 
 /// One exported function as a [`Backend`].
 pub(crate) struct IreeFunction {
+    /// One idle state for plain calls, taken and given back with one atomic
+    /// swap each (a mutex costs two atomic operations per lock); null when
+    /// none is idle. Owns the `Box` it points to; freed in `drop`, before
+    /// the module.
+    spare: AtomicPtr<CallState>,
     /// Declared first: fields drop in order, and the pooled states' buffers
-    /// must go before the module (and its device) may.
-    pool: Mutex<Vec<CallState>>,
+    /// must go before the module (and its device) may. Holds the states
+    /// of concurrent calls beyond `spare`.
+    pool: Mutex<Vec<Box<CallState>>>,
     module: Arc<ModuleInner>,
     index: usize,
     function: sys::iree_vm_function_t,
@@ -183,8 +190,20 @@ pub(crate) struct IreeFunction {
 // SAFETY: the function handle only names an export of the module that
 // `module` keeps alive; the pool is behind a mutex and holds `Send` states.
 unsafe impl Send for IreeFunction {}
-// SAFETY: see `Send`: shared access reads immutable fields or locks.
+// SAFETY: see `Send`: shared access reads immutable fields, locks, or
+// swaps `spare` atomically.
 unsafe impl Sync for IreeFunction {}
+
+impl Drop for IreeFunction {
+    fn drop(&mut self) {
+        let spare = *self.spare.get_mut();
+        if !spare.is_null() {
+            // SAFETY: a non-null `spare` came from `Box::into_raw` in
+            // `give_back` and is owned by this function alone.
+            drop(unsafe { Box::from_raw(spare) });
+        }
+    }
+}
 
 impl IreeFunction {
     pub(crate) fn new(module: Arc<ModuleInner>, index: usize, abi: FunctionAbi) -> IreeFunction {
@@ -192,19 +211,34 @@ impl IreeFunction {
         let named_params = abi.params().is_some_and(|ps| ps.iter().any(|p| p.name.is_some()));
         let export = &module.exports[index];
         let fast = FastLeaf::for_function(&abi, export.calling_convention(), abi.model().fence_args());
-        IreeFunction { pool: Mutex::new(Vec::new()), module, index, function, abi, named_params, fast }
+        IreeFunction {
+            spare: AtomicPtr::new(std::ptr::null_mut()),
+            pool: Mutex::new(Vec::new()),
+            module,
+            index,
+            function,
+            abi,
+            named_params,
+            fast,
+        }
     }
 
     fn name_str(&self) -> &str {
         self.module.exports[self.index].name()
     }
 
-    fn new_state(&self) -> Result<CallState, Error> {
+    fn new_state(&self) -> Result<Box<CallState>, Error> {
         let n = self.abi.params().map_or(4, <[_]>::len) + self.abi.model().fence_args();
-        Ok(CallState::new(n)?)
+        Ok(Box::new(CallState::new(n)?))
     }
 
-    fn take_state(&self) -> Result<CallState, Error> {
+    fn take_state(&self) -> Result<Box<CallState>, Error> {
+        let spare = self.spare.swap(std::ptr::null_mut(), Ordering::Acquire);
+        if !spare.is_null() {
+            // SAFETY: a non-null `spare` came from `Box::into_raw` in
+            // `give_back`, and the swap made this call its only owner.
+            return Ok(unsafe { Box::from_raw(spare) });
+        }
         let pooled = self.pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
         match pooled {
             Some(s) => Ok(s),
@@ -212,7 +246,14 @@ impl IreeFunction {
         }
     }
 
-    fn give_back(&self, state: CallState) {
+    fn give_back(&self, state: Box<CallState>) {
+        let raw = Box::into_raw(state);
+        if self.spare.compare_exchange(std::ptr::null_mut(), raw, Ordering::Release, Ordering::Relaxed).is_ok() {
+            return;
+        }
+        // SAFETY: `raw` came from `Box::into_raw` just above and was not
+        // stored (the exchange failed).
+        let state = unsafe { Box::from_raw(raw) };
         let mut pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
         if pool.len() < POOLED_STATES {
             pool.push(state);
@@ -367,7 +408,7 @@ impl Backend for IreeFunction {
 /// reuses the buffers too).
 struct Prepared<'f> {
     f: &'f IreeFunction,
-    state: Option<CallState>,
+    state: Option<Box<CallState>>,
 }
 
 impl Prepared<'_> {
@@ -376,7 +417,7 @@ impl Prepared<'_> {
             self.state = Some(self.f.take_state()?);
         }
         // Just filled.
-        self.state.as_mut().ok_or_else(|| Error::invalid_argument("no call state"))
+        self.state.as_deref_mut().ok_or_else(|| Error::invalid_argument("no call state"))
     }
 }
 
