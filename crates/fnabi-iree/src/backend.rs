@@ -173,7 +173,9 @@ pub(crate) struct IreeFunction {
     spare: AtomicPtr<CallState>,
     /// Declared first: fields drop in order, and the pooled states' buffers
     /// must go before the module (and its device) may. Holds the states
-    /// of concurrent calls beyond `spare`.
+    /// of concurrent calls beyond `spare`. (Boxed so that a state moves
+    /// between here, `spare` and a call as one pointer.)
+    #[allow(clippy::vec_box)]
     pool: Mutex<Vec<Box<CallState>>>,
     module: Arc<ModuleInner>,
     index: usize,
