@@ -6,7 +6,10 @@
 //! (operation, signature): `walk` (every component, spans descended except
 //! dict keys), `raw_read` (zero-copy read of inputs and results, every dim),
 //! `raw_parse` (`RawSignature::parse`), `raw_human` (parse + the `Display`
-//! form written into a reused `String`, `write_human`), `sip_visit` (both sides into a counting visitor),
+//! form written into a reused `String`, `write_human`), `raw_human_zero_copy`
+//! (the same text written straight from the mangled form by
+//! `RawSignatureReader::write_human`, no owned signature), `sip_visit` (both
+//! sides into a counting visitor),
 //! `sip_text` (the reference text of both sides into reused `String`s) and
 //! `sip_parse` (`SipSignature::parse`). Raw operations run on the raw
 //! signatures, SIP ones on the SIP signatures (`I1!R1!` is both).
@@ -152,6 +155,13 @@ fn p6(c: &mut Criterion) {
             b.iter(|| {
                 out.clear();
                 RawSignature::parse(black_box(m)).unwrap().write_human(&mut out);
+                out.len()
+            })
+        });
+        g.bench_function(format!("raw_human_zero_copy/{}", s.name), |b| {
+            b.iter(|| {
+                out.clear();
+                RawSignatureReader::new(black_box(m).as_bytes()).unwrap().write_human(&mut out).unwrap();
                 out.len()
             })
         });

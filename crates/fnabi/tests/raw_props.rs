@@ -99,6 +99,24 @@ proptest! {
     }
 
     #[test]
+    fn zero_copy_human_form_is_the_parsed_one(sig in raw_signature()) {
+        let m = sig.to_mangled();
+        let mut out = String::from("x");
+        fnabi::raw::RawSignatureReader::new(m.as_bytes()).unwrap().write_human(&mut out).unwrap();
+        prop_assert_eq!(out, format!("x{sig}"));
+    }
+
+    #[test]
+    fn zero_copy_human_form_errs_where_parsing_does(s in "[IRBSOUtdc_!0-9-]{0,40}") {
+        let mut out = String::new();
+        let written = fnabi::raw::RawSignatureReader::new(s.as_bytes()).and_then(|r| r.write_human(&mut out));
+        match RawSignature::parse(&s) {
+            Ok(sig) => { prop_assert_eq!(written, Ok(())); prop_assert_eq!(out, sig.to_string()); }
+            Err(e) => { prop_assert_eq!(written, Err(e)); prop_assert_eq!(out, ""); }
+        }
+    }
+
+    #[test]
     fn errors_point_inside_the_input(s in "[IRBSOUtdc_!0-9-]{0,40}") {
         if let Err(e) = RawSignature::parse(&s) {
             prop_assert!(e.offset() <= s.len());

@@ -1,6 +1,6 @@
 //! The human-readable form of raw types and signatures: printing it and parsing it back.
 
-use super::{BufferType, Dim, DimOrder, Dims, RawSignature, RawType};
+use super::{BufferType, Dim, DimOrder, Dims, RawSignature, RawSignatureReader, RawType, RawTypeReader, RawTypeRef};
 use crate::error::{ParseError, ParseErrorKind};
 use crate::mangle::decimal;
 use crate::scalar::ScalarType;
@@ -83,17 +83,22 @@ impl<W: fmt::Write + ?Sized> Sink for Batch<'_, W> {
 impl fmt::Display for BufferType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut b = Batch::new(f);
-        write_buffer(&mut b, self.dtype, self.dims(), self.layout)?;
+        write_buffer(&mut b, self.dtype, self.dims().iter().copied(), self.layout)?;
         b.finish()
     }
 }
 
 /// Writes a buffer type's human-readable form (`Buffer<float32[?x4]>`).
-fn write_buffer(f: &mut impl Sink, dtype: ScalarType, dims: &[Dim], layout: DimOrder) -> fmt::Result {
+fn write_buffer(
+    f: &mut impl Sink,
+    dtype: ScalarType,
+    dims: impl IntoIterator<Item = Dim>,
+    layout: DimOrder,
+) -> fmt::Result {
     f.put("Buffer<")?;
     f.put(dtype.name())?;
     f.put_ascii(b'[')?;
-    for (i, &d) in dims.iter().enumerate() {
+    for (i, d) in dims.into_iter().enumerate() {
         if i > 0 {
             f.put_ascii(b'x')?;
         }
@@ -110,7 +115,7 @@ fn write_buffer(f: &mut impl Sink, dtype: ScalarType, dims: &[Dim], layout: DimO
 impl RawType {
     fn write_human(&self, f: &mut impl Sink) -> fmt::Result {
         match self {
-            RawType::Buffer(b) => write_buffer(f, b.dtype, b.dims(), b.layout),
+            RawType::Buffer(b) => write_buffer(f, b.dtype, b.dims().iter().copied(), b.layout),
             RawType::Scalar(s) => f.put(s.name()),
             RawType::RefObject => f.put("RefObject<?>"),
             RawType::Unrecognized => f.put("Unrecognized<?>"),
@@ -177,6 +182,53 @@ impl RawSignature {
             return Err(ParseError::new(p.pos, ParseErrorKind::TrailingInput));
         }
         Ok(RawSignature { inputs, results })
+    }
+}
+
+impl RawSignatureReader<'_> {
+    /// Appends the signature's human-readable form (what
+    /// [`RawSignature`]'s `Display` prints) to `out` straight from the
+    /// mangled text: no owned signature is built and nothing is allocated
+    /// but `out`'s growth. Every item is checked as
+    /// [`RawSignature::parse`] checks it; on an error `out` is left as it
+    /// was.
+    ///
+    /// ```
+    /// use fnabi_abi::raw::RawSignatureReader;
+    /// let mut out = String::from("f: ");
+    /// RawSignatureReader::new(b"I7!B4!d-1R6!S3!t6").unwrap().write_human(&mut out).unwrap();
+    /// assert_eq!(out, "f: (Buffer<float32[?]>) -> (sint32)");
+    /// let bad = RawSignatureReader::new(b"I6!B3!x1R1!").unwrap();
+    /// assert!(bad.write_human(&mut out).is_err());
+    /// assert_eq!(out, "f: (Buffer<float32[?]>) -> (sint32)");
+    /// ```
+    pub fn write_human(&self, out: &mut String) -> Result<(), ParseError> {
+        fn list(f: &mut String, items: RawTypeReader<'_>) -> Result<(), ParseError> {
+            f.push('(');
+            for (i, t) in items.enumerate() {
+                if i > 0 {
+                    f.push_str(", ");
+                }
+                // Writing into a String cannot fail.
+                let _ = match t? {
+                    RawTypeRef::Buffer(b) => write_buffer(f, b.dtype, b.dims(), b.layout),
+                    RawTypeRef::Scalar(s) => f.put(s.name()),
+                    RawTypeRef::RefObject => f.put("RefObject<?>"),
+                    RawTypeRef::Unrecognized => f.put("Unrecognized<?>"),
+                };
+            }
+            f.push(')');
+            Ok(())
+        }
+        let start = out.len();
+        let written = list(out, self.inputs()).and_then(|()| {
+            out.push_str(" -> ");
+            list(out, self.results())
+        });
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
     }
 }
 
