@@ -524,23 +524,41 @@ fn input_bytes(v: &Value<'_>) -> u128 {
     }
 }
 
+/// Plain lists and bare numbers become the arrays the signature expects.
+fn coerced(
+    pos: Vec<Value<'static>>,
+    kw: Dict<'static>,
+    params: Option<&[fnabi::coerce::InputParam]>,
+) -> Result<(Vec<Value<'static>>, Dict<'static>), CliError> {
+    Ok(match params {
+        Some(params) => fnabi::coerce::coerce_arguments(pos, kw, params)?,
+        None => (pos, kw),
+    })
+}
+
 pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     let plan = output_plan(&args.output)?;
     let source = module_source(&args)?;
     let function = load_function(&args, &source)?;
+    let params = function.input_params();
+    // A JSON file's arrays for array parameters are read straight into
+    // arrays when they can be (no value per element); else the general
+    // path reads the file and types the arguments.
+    let from_json = |bytes: &[u8], label: &str| -> Result<(Vec<Value<'static>>, Dict<'static>), CliError> {
+        if let Some(typed) = params.as_deref().and_then(|p| inputs::typed_arguments_from_json(bytes, &HostFiles, p)) {
+            return Ok(typed);
+        }
+        let (pos, kw) = inputs::arguments_from_json(bytes, label, &HostFiles)?;
+        coerced(pos, kw, params.as_deref())
+    };
     let (pos, kw) = match &args.inputs {
         Some(path) if path == Path::new("-") => {
             let mut bytes = Vec::new();
             crate::read_stdin(&mut bytes).map_err(|e| CliError(format!("cannot read stdin: {e}")))?;
-            inputs::arguments_from_json(&bytes, "-", &HostFiles)?
+            from_json(&bytes, "-")?
         }
-        Some(path) => inputs::read_arguments(path, &HostFiles)?,
-        None => (inputs::read_inputs(&args.input, &HostFiles)?, Dict::new()),
-    };
-    // Plain lists and bare numbers become the arrays the signature expects.
-    let (pos, kw) = match function.input_params() {
-        Some(params) => fnabi::coerce::coerce_arguments(pos, kw, &params)?,
-        None => (pos, kw),
+        Some(path) => from_json(inputs::read_file(path, &HostFiles)?.as_bytes(), &path.display().to_string())?,
+        None => coerced(inputs::read_inputs(&args.input, &HostFiles)?, Dict::new(), params.as_deref())?,
     };
     let total: u128 = pos.iter().chain(kw.iter().map(|(_, v)| v)).map(input_bytes).sum();
     fnabi::limits::check_bytes(fnabi::limits::ByteLimit::Call, total, || "the call (its inputs)".into())?;

@@ -150,7 +150,7 @@ fn at(path: &[PathKey], msg: String) -> Failure {
 }
 
 /// Types one value by `ty` (`path` is where it is, for errors).
-fn coerce<'a>(v: Value<'a>, ty: &InputType, path: &mut Vec<PathKey>) -> Result<Value<'a>, Failure> {
+pub(crate) fn coerce<'a>(v: Value<'a>, ty: &InputType, path: &mut Vec<PathKey>) -> Result<Value<'a>, Failure> {
     match (ty, v) {
         (InputType::Array { dtype, dims }, v @ (Value::List(_) | Value::Tuple(_))) => {
             let rank = match dims {
@@ -299,83 +299,170 @@ fn sibling_name(path: &[PathKey]) -> String {
 /// Converts the leaf numbers to `dtype`; on failure, the element's
 /// position (C order) and why.
 fn build(dtype: DType, shape: &[usize], leaves: &[&Value<'_>]) -> Result<Array<'static>, (usize, String)> {
-    fn each<T: crate::Element>(
-        shape: &[usize],
-        leaves: &[&Value<'_>],
-        conv: impl Fn(&Value<'_>) -> Result<T, String>,
-    ) -> Result<Array<'static>, (usize, String)> {
-        let v = leaves.iter().enumerate().map(|(k, v)| conv(v).map_err(|m| (k, m))).collect::<Result<Vec<T>, _>>()?;
-        Array::from_vec(shape, v).map_err(|e| (0, e.to_string()))
+    let mut out = Elements::with_capacity(dtype, leaves.len());
+    for (k, v) in leaves.iter().enumerate() {
+        out.push(v).map_err(|m| (k, m))?;
     }
-    fn shown(v: &Value<'_>) -> String {
-        match v {
-            Value::Int(i) => i.to_string(),
-            Value::Float(f) => format!("{f:?}"),
-            Value::Bool(b) => b.to_string(),
-            other => other.kind().to_owned(),
+    out.into_array(shape).map_err(|m| (0, m))
+}
+
+/// How a leaf value reads in an element error.
+fn shown(v: &Value<'_>) -> String {
+    match v {
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => format!("{f:?}"),
+        Value::Bool(b) => b.to_string(),
+        other => other.kind().to_owned(),
+    }
+}
+
+fn int<T: TryFrom<i64>>(dtype: DType, v: &Value<'_>) -> Result<T, String> {
+    match v {
+        Value::Int(i) => T::try_from(*i).map_err(|_| format!("{i} is out of range for {dtype}")),
+        other => Err(format!("{} is not a valid {dtype} element", shown(other))),
+    }
+}
+
+/// A number as a float element: `narrow`ed from f64; a finite number that
+/// narrows to an infinity is out of range.
+fn float<T>(dtype: DType, v: &Value<'_>, narrow: impl Fn(f64) -> T, is_inf: impl Fn(&T) -> bool) -> Result<T, String> {
+    let x = match v {
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => *f,
+        other => return Err(format!("{} is not a valid {dtype} element", shown(other))),
+    };
+    let t = narrow(x);
+    if is_inf(&t) && x.is_finite() { Err(format!("{} is out of range for {dtype}", shown(v))) } else { Ok(t) }
+}
+
+/// The elements of an array being built from numbers, one at a time, in
+/// C order: what typing a list by an array parameter converts each leaf
+/// with (here and in the typed JSON reader of [`crate::inputs`], which
+/// reads numbers straight from the text into these buffers).
+pub(crate) enum Elements {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+    F16(Vec<f16>),
+    BF16(Vec<bf16>),
+    I8(Vec<i8>),
+    I16(Vec<i16>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+    Bool(Vec<bool>),
+    /// Numbers are real: x + 0j.
+    C64(Vec<fnabi_abi::Complex<f32>>),
+    C128(Vec<fnabi_abi::Complex<f64>>),
+    /// The format and the elements' bits.
+    Float8(fnabi_abi::scalar::Float8, Vec<u8>),
+}
+
+impl Elements {
+    /// Room for `n` elements of `dtype`.
+    pub(crate) fn with_capacity(dtype: DType, n: usize) -> Elements {
+        match dtype {
+            DType::F32 => Elements::F32(Vec::with_capacity(n)),
+            DType::F64 => Elements::F64(Vec::with_capacity(n)),
+            DType::F16 => Elements::F16(Vec::with_capacity(n)),
+            DType::BF16 => Elements::BF16(Vec::with_capacity(n)),
+            DType::I8 => Elements::I8(Vec::with_capacity(n)),
+            DType::I16 => Elements::I16(Vec::with_capacity(n)),
+            DType::I32 => Elements::I32(Vec::with_capacity(n)),
+            DType::I64 => Elements::I64(Vec::with_capacity(n)),
+            DType::U8 => Elements::U8(Vec::with_capacity(n)),
+            DType::U16 => Elements::U16(Vec::with_capacity(n)),
+            DType::U32 => Elements::U32(Vec::with_capacity(n)),
+            DType::U64 => Elements::U64(Vec::with_capacity(n)),
+            DType::Bool => Elements::Bool(Vec::with_capacity(n)),
+            DType::C64 => Elements::C64(Vec::with_capacity(n)),
+            DType::C128 => Elements::C128(Vec::with_capacity(n)),
+            DType::Float8(f) => Elements::Float8(f, Vec::with_capacity(n)),
         }
     }
-    fn int<T: TryFrom<i64>>(dtype: DType) -> impl Fn(&Value<'_>) -> Result<T, String> {
-        move |v| match v {
-            Value::Int(i) => T::try_from(*i).map_err(|_| format!("{i} is out of range for {dtype}")),
-            other => Err(format!("{} is not a valid {dtype} element", shown(other))),
+
+    /// The element type.
+    fn dtype(&self) -> DType {
+        match self {
+            Elements::F32(_) => DType::F32,
+            Elements::F64(_) => DType::F64,
+            Elements::F16(_) => DType::F16,
+            Elements::BF16(_) => DType::BF16,
+            Elements::I8(_) => DType::I8,
+            Elements::I16(_) => DType::I16,
+            Elements::I32(_) => DType::I32,
+            Elements::I64(_) => DType::I64,
+            Elements::U8(_) => DType::U8,
+            Elements::U16(_) => DType::U16,
+            Elements::U32(_) => DType::U32,
+            Elements::U64(_) => DType::U64,
+            Elements::Bool(_) => DType::Bool,
+            Elements::C64(_) => DType::C64,
+            Elements::C128(_) => DType::C128,
+            Elements::Float8(f, _) => DType::Float8(*f),
         }
     }
-    fn float<T>(
-        dtype: DType,
-        narrow: impl Fn(f64) -> T,
-        is_inf: impl Fn(&T) -> bool,
-    ) -> impl Fn(&Value<'_>) -> Result<T, String> {
-        move |v| {
-            let x = match v {
-                Value::Int(i) => *i as f64,
-                Value::Float(f) => *f,
-                other => return Err(format!("{} is not a valid {dtype} element", shown(other))),
-            };
-            let t = narrow(x);
-            if is_inf(&t) && x.is_finite() { Err(format!("{} is out of range for {dtype}", shown(v))) } else { Ok(t) }
+
+    /// Appends leaf `v` converted to the element type; why not, when it
+    /// is not a valid element (`1.5` for an int, `300` for `u8`, a finite
+    /// number beyond a float type's range).
+    #[inline]
+    pub(crate) fn push(&mut self, v: &Value<'_>) -> Result<(), String> {
+        let dtype = self.dtype();
+        match self {
+            Elements::F32(e) => e.push(float(dtype, v, |x| x as f32, |t| t.is_infinite())?),
+            Elements::F64(e) => e.push(float(dtype, v, |x| x, |_| false)?),
+            Elements::F16(e) => e.push(float(dtype, v, f16::from_f64, |t| t.is_infinite())?),
+            Elements::BF16(e) => e.push(float(dtype, v, bf16::from_f64, |t| t.is_infinite())?),
+            Elements::I8(e) => e.push(int(dtype, v)?),
+            Elements::I16(e) => e.push(int(dtype, v)?),
+            Elements::I32(e) => e.push(int(dtype, v)?),
+            Elements::I64(e) => e.push(int(dtype, v)?),
+            Elements::U8(e) => e.push(int(dtype, v)?),
+            Elements::U16(e) => e.push(int(dtype, v)?),
+            Elements::U32(e) => e.push(int(dtype, v)?),
+            Elements::U64(e) => e.push(int(dtype, v)?),
+            Elements::Bool(e) => e.push(match v {
+                Value::Bool(b) => *b,
+                Value::Int(0) => false,
+                Value::Int(1) => true,
+                other => return Err(format!("{} is not a valid bool element", shown(other))),
+            }),
+            Elements::C64(e) => {
+                e.push(fnabi_abi::Complex::new(float(dtype, v, |x| x as f32, |t| t.is_infinite())?, 0.0))
+            }
+            Elements::C128(e) => e.push(fnabi_abi::Complex::new(float(dtype, v, |x| x, |_| false)?, 0.0)),
+            Elements::Float8(f, e) => {
+                let x = float(dtype, v, |x| x, |_| false)?;
+                e.push(f.from_f64(x).ok_or_else(|| format!("{} is out of range for {dtype}", shown(v)))?)
+            }
         }
+        Ok(())
     }
-    match dtype {
-        // Numbers are real: x + 0j.
-        DType::C64 => each(shape, leaves, {
-            let conv = float(dtype, |x| x as f32, |t| t.is_infinite());
-            move |v: &Value<'_>| conv(v).map(|re| fnabi_abi::Complex::new(re, 0.0))
-        }),
-        DType::C128 => each(shape, leaves, {
-            let conv = float(dtype, |x| x, |_| false);
-            move |v: &Value<'_>| conv(v).map(|re| fnabi_abi::Complex::new(re, 0.0))
-        }),
-        DType::Float8(f) => {
-            let conv = float(dtype, |x| x, |_| false);
-            let bits = leaves
-                .iter()
-                .enumerate()
-                .map(|(k, v)| {
-                    let x = conv(v).map_err(|m| (k, m))?;
-                    f.from_f64(x).ok_or_else(|| (k, format!("{} is out of range for {dtype}", shown(v))))
-                })
-                .collect::<Result<Vec<u8>, _>>()?;
-            Array::from_float8_bits(f, shape, bits).map_err(|e| (0, e.to_string()))
-        }
-        DType::F32 => each(shape, leaves, float(dtype, |x| x as f32, |t| t.is_infinite())),
-        DType::F64 => each(shape, leaves, float(dtype, |x| x, |_| false)),
-        DType::F16 => each(shape, leaves, float(dtype, f16::from_f64, |t| t.is_infinite())),
-        DType::BF16 => each(shape, leaves, float(dtype, bf16::from_f64, |t| t.is_infinite())),
-        DType::I8 => each(shape, leaves, int::<i8>(dtype)),
-        DType::I16 => each(shape, leaves, int::<i16>(dtype)),
-        DType::I32 => each(shape, leaves, int::<i32>(dtype)),
-        DType::I64 => each(shape, leaves, int::<i64>(dtype)),
-        DType::U8 => each(shape, leaves, int::<u8>(dtype)),
-        DType::U16 => each(shape, leaves, int::<u16>(dtype)),
-        DType::U32 => each(shape, leaves, int::<u32>(dtype)),
-        DType::U64 => each(shape, leaves, int::<u64>(dtype)),
-        DType::Bool => each(shape, leaves, |v| match v {
-            Value::Bool(b) => Ok(*b),
-            Value::Int(0) => Ok(false),
-            Value::Int(1) => Ok(true),
-            other => Err(format!("{} is not a valid bool element", shown(other))),
-        }),
+
+    /// The array of `shape` (C order) these elements fill.
+    pub(crate) fn into_array(self, shape: &[usize]) -> Result<Array<'static>, String> {
+        let made = match self {
+            Elements::F32(e) => Array::from_vec(shape, e),
+            Elements::F64(e) => Array::from_vec(shape, e),
+            Elements::F16(e) => Array::from_vec(shape, e),
+            Elements::BF16(e) => Array::from_vec(shape, e),
+            Elements::I8(e) => Array::from_vec(shape, e),
+            Elements::I16(e) => Array::from_vec(shape, e),
+            Elements::I32(e) => Array::from_vec(shape, e),
+            Elements::I64(e) => Array::from_vec(shape, e),
+            Elements::U8(e) => Array::from_vec(shape, e),
+            Elements::U16(e) => Array::from_vec(shape, e),
+            Elements::U32(e) => Array::from_vec(shape, e),
+            Elements::U64(e) => Array::from_vec(shape, e),
+            Elements::Bool(e) => Array::from_vec(shape, e),
+            Elements::C64(e) => Array::from_vec(shape, e),
+            Elements::C128(e) => Array::from_vec(shape, e),
+            Elements::Float8(f, e) => Array::from_float8_bits(f, shape, e),
+        };
+        made.map_err(|e| e.to_string())
     }
 }
 

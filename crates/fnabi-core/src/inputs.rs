@@ -365,8 +365,23 @@ pub fn read_arguments(
     path: &Path,
     fs: &dyn InputFileSystem,
 ) -> Result<(Vec<Value<'static>>, Dict<'static>), InputError> {
-    let file = fs.read(path).map_err(|e| InputError::Read { file: path.display().to_string(), message: bare(&e) })?;
+    let file = read_file(path, fs)?;
     arguments_from_json(file.as_bytes(), &path.display().to_string(), fs)
+}
+
+/// The bytes of the file at `path`, read through `fs`; the error names
+/// the file ([`InputError::Read`]).
+///
+/// ```
+/// use fnabi_core::inputs::{read_file, MemoryFiles};
+/// use std::path::Path;
+/// let mut files = MemoryFiles::new();
+/// files.insert("call.json", "[1]");
+/// assert_eq!(read_file(Path::new("call.json"), &files).unwrap().as_bytes(), b"[1]");
+/// assert!(read_file(Path::new("none.json"), &files).unwrap_err().to_string().starts_with("none.json: "));
+/// ```
+pub fn read_file(path: &Path, fs: &dyn InputFileSystem) -> Result<ByteBuffer, InputError> {
+    fs.read(path).map_err(|e| InputError::Read { file: path.display().to_string(), message: bare(&e) })
 }
 
 /// The arguments a JSON text stands for (`label` names it in errors):
@@ -417,6 +432,41 @@ pub fn arguments_from_json(
     Ok((args, kwargs))
 }
 
+/// What [`arguments_from_json`] followed by
+/// [`coerce_arguments`](crate::coerce::coerce_arguments) give for the
+/// parameters `params`, read on a fast path: an argument that a parameter
+/// types as an array is read from its nested lists of numbers straight
+/// into the array's elements, with no [`Value`] per element (a JSON list
+/// of a million numbers costs the array's bytes, not a million values).
+/// Every other argument is read and typed as the general path does.
+///
+/// `None` when the text needs the general path: anything the fast path
+/// does not take as it is (an empty list, a ragged one, a number that is
+/// no valid element, invalid JSON...) — the general path then reads the
+/// text again and reports the error, if there is one. So the result, when
+/// there is one, is exactly the general path's.
+///
+/// ```
+/// use fnabi_core::coerce::{InputParam, InputType};
+/// use fnabi_core::inputs::{typed_arguments_from_json, MemoryFiles};
+/// use fnabi_core::DType;
+/// let x = InputParam { name: Some("x".into()), ty: InputType::Array { dtype: DType::F32, dims: None } };
+/// let (args, kwargs) = typed_arguments_from_json(b"[[[1, 2], [3, 4.5]]]", &MemoryFiles::new(), &[x.clone()]).unwrap();
+/// assert_eq!(args[0].as_array().unwrap().to_string(), "2x2xf32=1 2 3 4.5");
+/// assert!(kwargs.is_empty());
+/// let (_, kwargs) = typed_arguments_from_json(br#"{"x": [1, 2]}"#, &MemoryFiles::new(), &[x.clone()]).unwrap();
+/// assert_eq!(kwargs.get("x").unwrap().as_array().unwrap().to_string(), "2xf32=1 2");
+/// // Ragged: the general path explains.
+/// assert!(typed_arguments_from_json(b"[[[1, 2], [3]]]", &MemoryFiles::new(), &[x]).is_none());
+/// ```
+pub fn typed_arguments_from_json(
+    bytes: &[u8],
+    fs: &dyn InputFileSystem,
+    params: &[crate::coerce::InputParam],
+) -> Option<(Vec<Value<'static>>, Dict<'static>)> {
+    typed_json::typed_arguments(bytes, fs, params)
+}
+
 /// Replaces every string `"@FILE.npy"` inside `v` by the array in FILE.
 fn resolve_files(
     v: Value<'static>,
@@ -456,6 +506,8 @@ fn resolve_files(
         other => other,
     })
 }
+
+mod typed_json;
 
 #[cfg(test)]
 mod tests;

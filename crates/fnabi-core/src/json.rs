@@ -167,7 +167,7 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
 }
 
 /// True when a user dict must be wrapped in `$dict` to read back as a dict.
-fn looks_tagged<'k>(mut keys: impl ExactSizeIterator<Item = &'k str>) -> bool {
+pub(crate) fn looks_tagged<'k>(mut keys: impl ExactSizeIterator<Item = &'k str>) -> bool {
     match keys.len() {
         1 => keys.next().is_some_and(|k| TAGS.contains(&k)),
         3 => {

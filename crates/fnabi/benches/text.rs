@@ -9,6 +9,9 @@
 //! - `json/f32_1M`: a JSON list of 2^20 numbers read into an f32 array, as
 //!   `fnabi run --inputs` reads an argument (JSON parse, then the
 //!   signature's coercion);
+//! - `json/f32_1M_typed`: the same list as a call's argument on the typed
+//!   path of `fnabi run --inputs` (`typed_arguments_from_json`: read
+//!   straight into the array, no value per element);
 //! - `npy/f32_4M`: a 16 MiB `.npy` file read from the page cache;
 //! - `memcpy/*`: the references;
 //! - `parts/*`: `push_float` on 2^20 f32 beside `zmij` alone and core's
@@ -121,6 +124,14 @@ fn bench(c: &mut Criterion) {
             black_box(fnabi::coerce::coerce_arguments(vec![v], Default::default(), &params).unwrap())
         })
     });
+    // The same list as the one positional argument, on the typed path.
+    let call = format!("[{json}]");
+    let files = fnabi::inputs::MemoryFiles::new();
+    let typed = fnabi::inputs::typed_arguments_from_json(call.as_bytes(), &files, &params).unwrap();
+    assert_eq!(typed.0[0].as_array().unwrap().shape(), [N]);
+    g.bench_function("f32_1M_typed", |b| {
+        b.iter(|| black_box(fnabi::inputs::typed_arguments_from_json(black_box(call.as_bytes()), &files, &params)))
+    });
     g.finish();
     memcpy(c, "json_f32_1M", json.len());
     // .npy: 16 MiB, read from the page cache.
@@ -140,6 +151,7 @@ fn bench(c: &mut Criterion) {
         ("format/i32_1M", it.len(), "memcpy/text_i32_1M"),
         ("parse/i32_1M", it.len(), "memcpy/text_i32_1M"),
         ("json/f32_1M", json.len(), "memcpy/json_f32_1M"),
+        ("json/f32_1M_typed", json.len(), "memcpy/json_f32_1M"),
         ("npy/f32_4M", bytes as usize, "memcpy/npy_f32_4M"),
     ];
     SIZES.set(sizes.iter().map(|(a, b, c)| (a.to_string(), *b, c.to_string())).collect()).ok();

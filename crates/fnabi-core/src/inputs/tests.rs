@@ -130,3 +130,130 @@ fn host_files_and_closures_are_file_systems() {
     let fs = |_: &Path| ByteBuffer::copy_from_slice(STREAM);
     assert_eq!(read_inputs(&["*a", "@b"], &fs).unwrap().len(), 4);
 }
+
+/// A JSON text of call arguments, shaped to reach both paths: nested
+/// lists of numbers (sometimes ragged, empty, or with a bool, a string,
+/// a float where an int is due, a number out of range), `@FILE` strings,
+/// dicts, the call form, tagged forms.
+fn call_json() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let number = prop_oneof![
+        8 => (-300i64..300).prop_map(|i| i.to_string()),
+        4 => (-1000.0f64..1000.0).prop_map(|x| format!("{x:?}")),
+        1 => Just("true".to_string()),
+        1 => Just("1e39".to_string()),
+        1 => Just("9223372036854775808".to_string()),
+        1 => Just("\"@c.npy\"".to_string()),
+        1 => Just("null".to_string()),
+    ];
+    let nested = number.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            // Regular: n copies of one shape.
+            (1usize..4, inner.clone()).prop_map(|(n, x)| format!("[{}]", vec![x; n].join(", "))),
+            // Anything.
+            proptest::collection::vec(inner, 0..4).prop_map(|xs| format!("[{}]", xs.join(", "))),
+        ]
+    });
+    let arg = prop_oneof![
+        6 => nested,
+        1 => Just(r#"{"dtype": "i32", "shape": [2], "data": [1, 2]}"#.to_string()),
+        1 => Just(r#"{"$tuple": [[1, 2], [3, 4]]}"#.to_string()),
+        1 => Just(r#"{"k": [1.5]}"#.to_string()),
+    ];
+    (proptest::collection::vec(arg, 0..4), 0u8..4).prop_map(|(args, form)| match form {
+        0 | 1 => format!("[{}]", args.join(", ")),
+        2 => {
+            let kw: Vec<String> = args.iter().enumerate().map(|(i, a)| format!("\"p{i}\": {a}")).collect();
+            format!("{{{}}}", kw.join(", "))
+        }
+        _ => {
+            let kw: Vec<String> = args.iter().enumerate().skip(1).map(|(i, a)| format!("\"p{i}\": {a}")).collect();
+            let first: Vec<String> = args.first().cloned().into_iter().collect();
+            format!("{{\"$args\": [{}], \"$kwargs\": {{{}}}}}", first.join(", "), kw.join(", "))
+        }
+    })
+}
+
+fn params_strategy() -> impl proptest::strategy::Strategy<Value = Vec<crate::coerce::InputParam>> {
+    use crate::coerce::{InputParam, InputType};
+    use fnabi_abi::scalar::DType;
+    use proptest::prelude::*;
+    let dtype = proptest::sample::select(vec![
+        DType::F32,
+        DType::F64,
+        DType::F16,
+        DType::BF16,
+        DType::I8,
+        DType::U8,
+        DType::I32,
+        DType::I64,
+        DType::U64,
+        DType::Bool,
+        DType::C64,
+        DType::F8E4M3FN,
+    ]);
+    let ty = prop_oneof![
+        4 => (dtype, proptest::option::of(0usize..4))
+            .prop_map(|(dtype, rank)| InputType::Array { dtype, dims: rank.map(|r| vec![None; r]) }),
+        1 => Just(InputType::Any),
+    ];
+    proptest::collection::vec(ty, 0..4).prop_map(|tys| {
+        tys.into_iter().enumerate().map(|(i, ty)| InputParam { name: Some(format!("p{i}").into()), ty }).collect()
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+    /// The typed fast path gives exactly what the general path gives, or
+    /// gives up (and then the general path decides).
+    #[test]
+    fn typed_json_arguments_equal_the_general_path(text in call_json(), params in params_strategy()) {
+        let fs = files();
+        let general = arguments_from_json(text.as_bytes(), "call.json", &fs)
+            .map_err(|e| e.to_string())
+            .and_then(|(a, k)| crate::coerce::coerce_arguments(a, k, &params).map_err(|e| e.to_string()));
+        if let Some((args, kwargs)) = typed_arguments_from_json(text.as_bytes(), &fs, &params) {
+            let (ga, gk) = general.expect("the general path reads what the typed path reads");
+            proptest::prop_assert_eq!(args, ga);
+            proptest::prop_assert_eq!(kwargs, gk);
+        }
+    }
+}
+
+/// The fast path takes the common cases (so the property above is not
+/// vacuous): positional, keyword and call forms, every rank, and leaves
+/// everything else to the general path.
+#[test]
+fn typed_json_arguments_take_nested_numbers() {
+    use crate::coerce::{InputParam, InputType};
+    use fnabi_abi::scalar::DType;
+    let p = |name: &str, dtype, rank: Option<usize>| InputParam {
+        name: Some(name.into()),
+        ty: InputType::Array { dtype, dims: rank.map(|r| vec![None; r]) },
+    };
+    let params = [p("a", DType::F32, Some(2)), p("b", DType::I8, None), p("c", DType::Bool, Some(1))];
+    let fs = files();
+    let show = |v: &Value<'_>| v.as_array().map_or_else(|| format!("{v:?}"), |a| a.to_string());
+    let typed = |t: &str| {
+        typed_arguments_from_json(t.as_bytes(), &fs, &params).map(|(a, k)| {
+            (
+                a.iter().map(show).collect::<Vec<_>>(),
+                k.iter().map(|(k, v)| format!("{k}={}", show(v))).collect::<Vec<_>>(),
+            )
+        })
+    };
+    assert_eq!(
+        typed("[[[1, 2.5]], [[[-3]]], [true, 0]]").unwrap().0,
+        ["1x2xf32=[1 2.5]", "1x1x1xi8=[[-3]]", "2xi1=01 00"]
+    );
+    assert_eq!(typed(r#"{"b": [1, 2], "a": [[0]]}"#).unwrap().1, ["b=2xi8=1 2", "a=1x1xf32=[0]"]);
+    let (args, kwargs) = typed(r#"{"$args": [[[1]]], "$kwargs": {"c": [1]}}"#).unwrap();
+    assert_eq!((args, kwargs), (vec!["1x1xf32=[1]".to_string()], vec!["c=1xi1=01".to_string()]));
+    // Beside arrays, any value and `@FILE` strings as the general path reads them.
+    assert_eq!(typed(r#"[[[1]], "@c.npy", [1], "s"]"#).unwrap().0[1], "2x3xf32=[0 1 2][3 4 5]");
+    for general in
+        ["[[[1], [2, 3]]]", "[[]]", "[[[1]], [300]]", "[[[1]], [1.5]]", "3", r#"{"$tuple": [[[1]]]}"#, "[[[1]]"]
+    {
+        assert_eq!(typed(general), None, "{general}");
+    }
+}
