@@ -52,6 +52,14 @@ pub struct RunArgs {
     /// [1, 2, 3, 4]}`, or `"@FILE.npy"` anywhere.
     #[arg(long)]
     inputs: Option<PathBuf>,
+    /// Memory-map input files (`@FILE.npy`, raw `@FILE`, `--inputs`)
+    /// instead of reading them: a `.npy` array in native byte order is
+    /// then passed without a copy, its pages loaded as the function
+    /// touches them. The files must not change while fnabi runs (a file
+    /// truncated meanwhile ends the process with SIGBUS, as with numpy's
+    /// `mmap_mode`).
+    #[arg(long)]
+    mmap_inputs: bool,
     /// The function's signature, for a `.so` without its `.mlir` source: an
     /// MLIR function type (`(memref<?xf32>, f32) -> memref<?xf32>`) or a
     /// mangled raw signature (`I10!B4!d-1S1!R7!B4!d-1`).
@@ -540,15 +548,22 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     let plan = output_plan(&args.output)?;
     let source = module_source(&args)?;
     let function = load_function(&args, &source)?;
+    // SAFETY: `--mmap-inputs` is the user's promise that the input files
+    // stay unchanged while fnabi runs (its documented contract).
+    let mapped = args.mmap_inputs.then(|| unsafe { inputs::MappedHostFiles::new() });
+    let files: &dyn inputs::InputFileSystem = match &mapped {
+        Some(m) => m,
+        None => &HostFiles,
+    };
     let params = function.input_params();
     // A JSON file's arrays for array parameters are read straight into
     // arrays when they can be (no value per element); else the general
     // path reads the file and types the arguments.
     let from_json = |bytes: &[u8], label: &str| -> Result<(Vec<Value<'static>>, Dict<'static>), CliError> {
-        if let Some(typed) = params.as_deref().and_then(|p| inputs::typed_arguments_from_json(bytes, &HostFiles, p)) {
+        if let Some(typed) = params.as_deref().and_then(|p| inputs::typed_arguments_from_json(bytes, files, p)) {
             return Ok(typed);
         }
-        let (pos, kw) = inputs::arguments_from_json(bytes, label, &HostFiles)?;
+        let (pos, kw) = inputs::arguments_from_json(bytes, label, files)?;
         coerced(pos, kw, params.as_deref())
     };
     let (pos, kw) = match &args.inputs {
@@ -557,8 +572,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
             crate::read_stdin(&mut bytes).map_err(|e| CliError(format!("cannot read stdin: {e}")))?;
             from_json(&bytes, "-")?
         }
-        Some(path) => from_json(inputs::read_file(path, &HostFiles)?.as_bytes(), &path.display().to_string())?,
-        None => coerced(inputs::read_inputs(&args.input, &HostFiles)?, Dict::new(), params.as_deref())?,
+        Some(path) => from_json(inputs::read_file(path, files)?.as_bytes(), &path.display().to_string())?,
+        None => coerced(inputs::read_inputs(&args.input, files)?, Dict::new(), params.as_deref())?,
     };
     let total: u128 = pos.iter().chain(kw.iter().map(|(_, v)| v)).map(input_bytes).sum();
     fnabi::limits::check_bytes(fnabi::limits::ByteLimit::Call, total, || "the call (its inputs)".into())?;

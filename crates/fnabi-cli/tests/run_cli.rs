@@ -73,6 +73,26 @@ fn npy_inputs_and_outputs() {
     assert_eq!(r0.to_vec::<f32>().unwrap(), [2.0, 4.0, 6.0, 8.0]);
     assert_eq!(r1.to_vec::<f32>().unwrap(), [3.0, 4.0]);
     assert!(err.contains("wrote") && err.contains("0.npy"), "{err}");
+    // Memory-mapped: the same results, from `-i` and from `--inputs`
+    // (an array in the file's own byte order, a big-endian one copied).
+    let (ok, out, err) = fnabi(&["run", s.to_str().unwrap(), "-f", "split_into", "-i", &at, "--mmap-inputs"]);
+    assert!(ok, "{err}");
+    assert_eq!(out, "[0]: 4xf32=2 4 6 8\n[1]: 2xf32=3 4\n");
+    let mut big_endian = std::fs::read(&xin).unwrap();
+    let header_end = big_endian.len() - 16;
+    let descr = big_endian.windows(3).position(|w| w == b"<f4").unwrap();
+    big_endian[descr] = b'>';
+    for v in big_endian[header_end..].chunks_mut(4) {
+        v.reverse();
+    }
+    let be = dir.join("be.npy");
+    std::fs::write(&be, big_endian).unwrap();
+    let json = dir.join("in.json");
+    std::fs::write(&json, format!("[\"@{}\"]", be.display())).unwrap();
+    let (ok, out, err) =
+        fnabi(&["run", s.to_str().unwrap(), "-f", "split_into", "--inputs", json.to_str().unwrap(), "--mmap-inputs"]);
+    assert!(ok, "{err}");
+    assert_eq!(out, "[0]: 4xf32=2 4 6 8\n[1]: 2xf32=3 4\n");
 }
 
 #[test]

@@ -78,6 +78,48 @@ impl InputFileSystem for HostFiles {
     }
 }
 
+/// The host's files, memory-mapped instead of read: a `.npy` input whose
+/// data is in native byte order and aligned becomes an array over the
+/// mapping, with no copy (the kernel loads pages as they are touched).
+///
+/// ```
+/// use fnabi_core::inputs::{InputFileSystem, MappedHostFiles, read_inputs};
+/// use fnabi_core::{Array, npy};
+/// let path = std::env::temp_dir().join(format!("fnabi-doc-mapped-{}.npy", std::process::id()));
+/// npy::save(&path, &Array::from_vec(&[3], vec![1.5f32, 2.5, 3.5]).unwrap()).unwrap();
+/// // SAFETY: the file is not changed while the values read from it live.
+/// let files = unsafe { MappedHostFiles::new() };
+/// let values = read_inputs(&[format!("@{}", path.display())], &files).unwrap();
+/// let a = values[0].as_array().unwrap();
+/// assert_eq!(a.to_string(), "3xf32=1.5 2.5 3.5");
+/// // The array is the mapping: its data is the file's bytes after the header.
+/// assert_eq!(a.buffer().unwrap().len(), std::fs::metadata(&path).unwrap().len() as usize);
+/// drop(values);
+/// std::fs::remove_file(&path).unwrap();
+/// ```
+#[derive(Debug)]
+pub struct MappedHostFiles(());
+
+impl MappedHostFiles {
+    /// Host files read through memory maps.
+    ///
+    /// # Safety
+    /// No file read through it may be modified or truncated while a value
+    /// read from it lives: the values' memory would change under them, and
+    /// reading past a truncated end raises `SIGBUS` (the same contract as
+    /// [`ByteBuffer::map_file`], or numpy's `mmap_mode`).
+    pub unsafe fn new() -> MappedHostFiles {
+        MappedHostFiles(())
+    }
+}
+
+impl InputFileSystem for MappedHostFiles {
+    fn read(&self, path: &Path) -> Result<ByteBuffer, Error> {
+        // SAFETY: the files are left unchanged (`new`'s contract).
+        unsafe { ByteBuffer::map_file(path) }
+    }
+}
+
 /// Files held in memory, by path (a missing one is an `Io` error of kind
 /// `NotFound`: "no such file").
 ///

@@ -13,6 +13,8 @@
 //!   path of `fnabi run --inputs` (`typed_arguments_from_json`: read
 //!   straight into the array, no value per element);
 //! - `npy/f32_4M`: a 16 MiB `.npy` file read from the page cache;
+//!   `npy/f32_4M_mapped` the same file memory-mapped (no copy) and every
+//!   element read once, beside `npy/f32_4M_read_and_sum`, read and summed;
 //! - `memcpy/*`: the references;
 //! - `parts/*`: `push_float` on 2^20 f32 beside `zmij` alone and core's
 //!   `Display` (the printer fnabi used before).
@@ -143,6 +145,23 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("npy");
     g.throughput(Throughput::Bytes(bytes));
     g.bench_function("f32_4M", |b| b.iter(|| black_box(fnabi::npy::read_file(&path).unwrap())));
+    // Memory-mapped (`fnabi run --mmap-inputs`): the array is the mapping;
+    // each run also reads every element once, as a call would.
+    // SAFETY: the bench's own file, unchanged while it runs.
+    let mapped = unsafe { fnabi::inputs::MappedHostFiles::new() };
+    g.bench_function("f32_4M_mapped", |b| {
+        b.iter(|| {
+            use fnabi::inputs::InputFileSystem;
+            let a = fnabi::npy::read_buffer(&mapped.read(&path).unwrap()).unwrap();
+            black_box(a.as_slice::<f32>().unwrap().iter().sum::<f32>())
+        })
+    });
+    g.bench_function("f32_4M_read_and_sum", |b| {
+        b.iter(|| {
+            let a = fnabi::npy::read_file(&path).unwrap();
+            black_box(a.as_slice::<f32>().unwrap().iter().sum::<f32>())
+        })
+    });
     g.finish();
     memcpy(c, "npy_f32_4M", bytes as usize);
     let sizes = [
