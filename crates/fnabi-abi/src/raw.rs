@@ -109,8 +109,9 @@ fn write_dim(f: &mut (impl fmt::Write + ?Sized), d: Dim) -> fmt::Result {
 }
 
 /// How many dims a buffer type holds in place, without a heap allocation
-/// (rank 4 and below: almost every real tensor).
-const INLINE_DIMS: usize = 4;
+/// (rank 6 and below: almost every real tensor; as many as an array keeps
+/// in place).
+const INLINE_DIMS: usize = 6;
 
 /// The dims of a buffer type: up to [`INLINE_DIMS`] in place, more in one
 /// exact-size heap slice. Compared, hashed and printed as the slice.

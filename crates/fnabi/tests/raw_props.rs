@@ -20,7 +20,7 @@ fn dim() -> impl Strategy<Value = Dim> {
 
 fn raw_type() -> impl Strategy<Value = RawType> {
     prop_oneof![
-        4 => (scalar_type(), prop::collection::vec(dim(), 0..6), prop::bool::weighted(0.1)).prop_map(|(t, d, col)| {
+        4 => (scalar_type(), prop::collection::vec(dim(), 0..9), prop::bool::weighted(0.1)).prop_map(|(t, d, col)| {
             let b = BufferType::new(t, d).unwrap();
             RawType::Buffer(if col { b.with_layout(DimOrder::ColumnMajor) } else { b })
         }),

@@ -130,7 +130,7 @@ impl RawTypeRef<'_> {
 }
 
 /// A validated buffer item: its element type and layout, and its dims
-/// (kept from the check up to rank 4, read again from the span above).
+/// (kept from the check up to rank 6, read again from the span above).
 ///
 /// ```
 /// use fnabi_abi::raw::{RawSignatureReader, RawTypeRef};

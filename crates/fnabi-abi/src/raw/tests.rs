@@ -131,6 +131,17 @@ fn reader_is_zero_copy_and_matches_owned() {
     let RawTypeRef::Buffer(b) = items[1] else { panic!() };
     assert_eq!(b.rank(), 3);
     assert_eq!(b.dims().collect::<Vec<_>>(), [Dim::Dynamic, Dim::Static(128), Dim::Static(64)]);
+    // Ranks around the dims kept in place (6): each dim read back.
+    for rank in 5..=8 {
+        let dims: Vec<Dim> = (0..rank).map(|i| if i % 3 == 1 { Dim::Dynamic } else { Dim::Static(i + 2) }).collect();
+        let sig =
+            RawSignature::new(vec![RawType::Buffer(BufferType::new(ScalarType::I8, dims.clone()).unwrap())], vec![]);
+        let m = sig.to_mangled();
+        let r = RawSignatureReader::new(m.as_bytes()).unwrap();
+        let Some(Ok(RawTypeRef::Buffer(b))) = r.inputs().next() else { panic!("{m}") };
+        assert_eq!((b.rank(), b.dims().collect::<Vec<_>>()), (rank as usize, dims.clone()));
+        assert_eq!(RawSignature::parse(&m).unwrap(), sig);
+    }
 }
 
 #[test]
