@@ -420,7 +420,7 @@ pub fn read_arguments(
 /// let mut files = MemoryFiles::new();
 /// files.insert("call.json", "[1]");
 /// assert_eq!(read_file(Path::new("call.json"), &files).unwrap().as_bytes(), b"[1]");
-/// assert!(read_file(Path::new("none.json"), &files).unwrap_err().to_string().starts_with("none.json: "));
+/// assert!(read_file(Path::new("none.json"), &files).unwrap_err().to_string().starts_with("cannot read none.json: "));
 /// ```
 pub fn read_file(path: &Path, fs: &dyn InputFileSystem) -> Result<ByteBuffer, InputError> {
     fs.read(path).map_err(|e| InputError::Read { file: path.display().to_string(), message: bare(&e) })
@@ -494,7 +494,7 @@ pub fn arguments_from_json(
 /// use fnabi_core::DType;
 /// let x = InputParam { name: Some("x".into()), ty: InputType::Array { dtype: DType::F32, dims: None } };
 /// let (args, kwargs) = typed_arguments_from_json(b"[[[1, 2], [3, 4.5]]]", &MemoryFiles::new(), &[x.clone()]).unwrap();
-/// assert_eq!(args[0].as_array().unwrap().to_string(), "2x2xf32=1 2 3 4.5");
+/// assert_eq!(args[0].as_array().unwrap().to_string(), "2x2xf32=[1 2][3 4.5]");
 /// assert!(kwargs.is_empty());
 /// let (_, kwargs) = typed_arguments_from_json(br#"{"x": [1, 2]}"#, &MemoryFiles::new(), &[x.clone()]).unwrap();
 /// assert_eq!(kwargs.get("x").unwrap().as_array().unwrap().to_string(), "2xf32=1 2");
