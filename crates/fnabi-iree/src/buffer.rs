@@ -395,11 +395,12 @@ pub(crate) unsafe fn array_of_view(
             sys::iree_hal_buffer_view_byte_length(v),
         )
     };
-    let shape: Vec<usize> = if rank == 0 || dims.is_null() {
-        Vec::new()
+    // In place up to rank 6, as an array keeps it (no allocation per result).
+    let shape: fnabi_core::array::DimVec<usize> = if rank == 0 || dims.is_null() {
+        fnabi_core::array::DimVec::new()
     } else {
         // SAFETY: a live view has `rank` dims at `dims`.
-        unsafe { std::slice::from_raw_parts(dims, rank) }.to_vec()
+        fnabi_core::array::DimVec::from_slice(unsafe { std::slice::from_raw_parts(dims, rank) })
     };
     let mismatch = |expected: &str, got: String| -> fnabi_core::Error {
         CallError::result(CallError::value_kind(expected.to_owned(), got)).with_note("a buffer view").into()
