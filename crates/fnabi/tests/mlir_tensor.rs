@@ -256,3 +256,27 @@ fn vector_types_written_over_lines_keep_line_numbers() {
     let e = compile_error("vector_lines.mlir", &bad);
     assert!(e.contains("DIR/vector_lines.mlir:7:8: error:"), "{e}");
 }
+
+/// Space around a shape's `x` (`tensor<4 x f32>`), which MLIR takes: the
+/// functions compile and are called with their types read as MLIR reads
+/// them (2 * x for the tensor, the vector returned as it came).
+#[test]
+fn space_around_shape_x_compiles_and_calls() {
+    let src = "func.func @twice(%t: tensor<4 x f32>) -> tensor<4 x f32> {\n  \
+               %r = arith.addf %t, %t : tensor<4 x f32>\n  return %r : tensor<4 x f32>\n}\n\
+               func.func @vid(%v: vector<2 x 2 x i32>) -> vector<2 x 2 x i32> {\n  return %v : vector<2 x 2 x i32>\n}\n";
+    let dir = common::Scratch::new("mlir-space-x");
+    let path = dir.join("space.mlir");
+    std::fs::write(&path, src).unwrap();
+    // SAFETY: the functions only read their arguments and return fresh memory.
+    let m = unsafe { MlirModule::load(&path) }.unwrap();
+    let x = Value::from(Array::from_vec(&[4], vec![1f32, -2., 0.5, 8.]).unwrap());
+    let r = m.function("twice").unwrap().call([x]).unwrap();
+    assert_eq!(r.as_array().unwrap().to_vec::<f32>().unwrap(), vec![2., -4., 1., 16.]);
+    let v = Value::from(Array::from_vec(&[2, 2], vec![1i32, 2, 3, 4]).unwrap());
+    let r = m.function("vid").unwrap().call([v]).unwrap();
+    assert_eq!(
+        (r.as_array().unwrap().shape(), r.as_array().unwrap().to_vec::<i32>().unwrap()),
+        (&[2, 2][..], vec![1, 2, 3, 4])
+    );
+}

@@ -521,6 +521,8 @@ impl<'s> Cursor<'s> {
                 return Err(self.error_at(dstart, "a vector dimension must be positive"));
             }
             dims.push(Dim::Static(v as u32));
+            // MLIR takes space around the `x` (`vector<4 x f32>`).
+            self.skip_trivia();
             if !self.eat("x") {
                 return Err(self.error(format!("expected `x` after a vector dimension{}", self.found())));
             }
@@ -597,7 +599,9 @@ impl<'s> Cursor<'s> {
         self.expect("<")?;
         self.skip_trivia();
         if self.eat("*") {
+            self.skip_trivia();
             self.expect("x")?;
+            self.skip_trivia();
             let e = self.element()?;
             self.memory_space()?;
             self.expect(">")?;
@@ -605,6 +609,8 @@ impl<'s> Cursor<'s> {
         }
         let mut dims = Vec::new();
         loop {
+            // MLIR takes space around the `x` (`tensor<4 x ? x f32>`).
+            self.skip_trivia();
             let dstart = self.pos;
             if self.eat("?") {
                 dims.push(Dim::Dynamic);
@@ -621,6 +627,7 @@ impl<'s> Cursor<'s> {
             } else {
                 break;
             }
+            self.skip_trivia();
             if !self.eat("x") {
                 return Err(self.error(format!("expected `x` after a memref dimension{}", self.found())));
             }

@@ -111,6 +111,23 @@ fn tensors_read_as_their_bufferized_memrefs() {
     assert_eq!(err("func.func @f(%a: tensor<4xf7>)").2, "unsupported tensor element type `f7`");
 }
 
+/// MLIR takes space (and comments) around a shape's `x`, as `mlir-opt`
+/// does (it prints them without): the same types.
+#[test]
+fn space_around_shape_x_reads_as_mlir_reads_it() {
+    let spaced: FunctionType =
+        "(tensor<4 x ? x f32>, memref<* x i8>, memref<2 x\n 3xi32, strided<[3, 1]>>) -> tensor<1 x // one\n i1>"
+            .parse()
+            .unwrap();
+    let plain: FunctionType =
+        "(tensor<4x?xf32>, memref<*xi8>, memref<2x3xi32, strided<[3, 1]>>) -> tensor<1xi1>".parse().unwrap();
+    assert_eq!(spaced, plain);
+    let f = &scan_functions("func.func @v(%v: vector<2 x 3 x f32>) -> vector<6 x i8> {\n}").unwrap().decls[0];
+    assert_eq!(f.ty.to_string(), "(memref<2x3xf32>) -> (memref<6xi8>)");
+    // Still an error: no `x` at all.
+    assert_eq!(err("func.func @f(%a: tensor<4 f32>)").2, "expected `x` after a tensor dimension, found `f32>)`");
+}
+
 #[test]
 fn lenient_scan_skips_untypable_functions_and_marks_tensor_arguments_read_only() {
     let src = "func.func @v(%a: vector<4xf32>) -> vector<4xf32> {\n  return %a : vector<4xf32>\n}\n\
