@@ -492,6 +492,21 @@ impl<'s> Cursor<'s> {
         Ok(t)
     }
 
+    /// A shape's static extent (the cursor on its first digit): at most
+    /// `i32::MAX`, the range of a mangled dim.
+    fn extent(&mut self) -> Result<u32, HeaderError> {
+        let start = self.pos;
+        let mut v: u64 = 0;
+        while let Some(d) = self.peek().filter(u8::is_ascii_digit) {
+            v = v * 10 + u64::from(d - b'0');
+            if v > i32::MAX as u64 {
+                return Err(self.error_at(start, "dimension exceeds 2147483647"));
+            }
+            self.pos += 1;
+        }
+        Ok(v as u32)
+    }
+
     /// After `vector` (at it): `<4x8xf32>` or `<f32>` (0-d), read as the
     /// static identity-layout memref fnabi passes in its place (see
     /// `VectorEntry`). Scalable dims (`[4]`) are an error.
@@ -509,18 +524,11 @@ impl<'s> Cursor<'s> {
             if !self.peek().is_some_and(|b| b.is_ascii_digit()) {
                 break;
             }
-            let mut v: u64 = 0;
-            while let Some(d) = self.peek().filter(u8::is_ascii_digit) {
-                v = v * 10 + u64::from(d - b'0');
-                if v > i32::MAX as u64 {
-                    return Err(self.error_at(dstart, "dimension exceeds 2147483647"));
-                }
-                self.pos += 1;
-            }
+            let v = self.extent()?;
             if v == 0 {
                 return Err(self.error_at(dstart, "a vector dimension must be positive"));
             }
-            dims.push(Dim::Static(v as u32));
+            dims.push(Dim::Static(v));
             // MLIR takes space around the `x` (`vector<4 x f32>`).
             self.skip_trivia();
             if !self.eat("x") {
@@ -611,19 +619,10 @@ impl<'s> Cursor<'s> {
         loop {
             // MLIR takes space around the `x` (`tensor<4 x ? x f32>`).
             self.skip_trivia();
-            let dstart = self.pos;
             if self.eat("?") {
                 dims.push(Dim::Dynamic);
             } else if self.peek().is_some_and(|b| b.is_ascii_digit()) {
-                let mut v: u64 = 0;
-                while let Some(d) = self.peek().filter(u8::is_ascii_digit) {
-                    v = v * 10 + u64::from(d - b'0');
-                    if v > i32::MAX as u64 {
-                        return Err(self.error_at(dstart, "dimension exceeds 2147483647"));
-                    }
-                    self.pos += 1;
-                }
-                dims.push(Dim::Static(v as u32));
+                dims.push(Dim::Static(self.extent()?));
             } else {
                 break;
             }
