@@ -383,47 +383,24 @@ impl Elements {
         }
     }
 
-    /// The element type.
-    fn dtype(&self) -> DType {
-        match self {
-            Elements::F32(_) => DType::F32,
-            Elements::F64(_) => DType::F64,
-            Elements::F16(_) => DType::F16,
-            Elements::BF16(_) => DType::BF16,
-            Elements::I8(_) => DType::I8,
-            Elements::I16(_) => DType::I16,
-            Elements::I32(_) => DType::I32,
-            Elements::I64(_) => DType::I64,
-            Elements::U8(_) => DType::U8,
-            Elements::U16(_) => DType::U16,
-            Elements::U32(_) => DType::U32,
-            Elements::U64(_) => DType::U64,
-            Elements::Bool(_) => DType::Bool,
-            Elements::C64(_) => DType::C64,
-            Elements::C128(_) => DType::C128,
-            Elements::Float8(f, _) => DType::Float8(*f),
-        }
-    }
-
     /// Appends leaf `v` converted to the element type; why not, when it
     /// is not a valid element (`1.5` for an int, `300` for `u8`, a finite
     /// number beyond a float type's range).
     #[inline]
     pub(crate) fn push(&mut self, v: &Value<'_>) -> Result<(), String> {
-        let dtype = self.dtype();
         match self {
-            Elements::F32(e) => e.push(float(dtype, v, |x| x as f32, |t| t.is_infinite())?),
-            Elements::F64(e) => e.push(float(dtype, v, |x| x, |_| false)?),
-            Elements::F16(e) => e.push(float(dtype, v, f16::from_f64, |t| t.is_infinite())?),
-            Elements::BF16(e) => e.push(float(dtype, v, bf16::from_f64, |t| t.is_infinite())?),
-            Elements::I8(e) => e.push(int(dtype, v)?),
-            Elements::I16(e) => e.push(int(dtype, v)?),
-            Elements::I32(e) => e.push(int(dtype, v)?),
-            Elements::I64(e) => e.push(int(dtype, v)?),
-            Elements::U8(e) => e.push(int(dtype, v)?),
-            Elements::U16(e) => e.push(int(dtype, v)?),
-            Elements::U32(e) => e.push(int(dtype, v)?),
-            Elements::U64(e) => e.push(int(dtype, v)?),
+            Elements::F32(e) => e.push(float(DType::F32, v, |x| x as f32, |t| t.is_infinite())?),
+            Elements::F64(e) => e.push(float(DType::F64, v, |x| x, |_| false)?),
+            Elements::F16(e) => e.push(float(DType::F16, v, f16::from_f64, |t| t.is_infinite())?),
+            Elements::BF16(e) => e.push(float(DType::BF16, v, bf16::from_f64, |t| t.is_infinite())?),
+            Elements::I8(e) => e.push(int(DType::I8, v)?),
+            Elements::I16(e) => e.push(int(DType::I16, v)?),
+            Elements::I32(e) => e.push(int(DType::I32, v)?),
+            Elements::I64(e) => e.push(int(DType::I64, v)?),
+            Elements::U8(e) => e.push(int(DType::U8, v)?),
+            Elements::U16(e) => e.push(int(DType::U16, v)?),
+            Elements::U32(e) => e.push(int(DType::U32, v)?),
+            Elements::U64(e) => e.push(int(DType::U64, v)?),
             Elements::Bool(e) => e.push(match v {
                 Value::Bool(b) => *b,
                 Value::Int(0) => false,
@@ -431,10 +408,11 @@ impl Elements {
                 other => return Err(format!("{} is not a valid bool element", shown(other))),
             }),
             Elements::C64(e) => {
-                e.push(fnabi_abi::Complex::new(float(dtype, v, |x| x as f32, |t| t.is_infinite())?, 0.0))
+                e.push(fnabi_abi::Complex::new(float(DType::C64, v, |x| x as f32, |t| t.is_infinite())?, 0.0))
             }
-            Elements::C128(e) => e.push(fnabi_abi::Complex::new(float(dtype, v, |x| x, |_| false)?, 0.0)),
+            Elements::C128(e) => e.push(fnabi_abi::Complex::new(float(DType::C128, v, |x| x, |_| false)?, 0.0)),
             Elements::Float8(f, e) => {
+                let dtype = DType::Float8(*f);
                 let x = float(dtype, v, |x| x, |_| false)?;
                 e.push(f.from_f64(x).ok_or_else(|| format!("{} is out of range for {dtype}", shown(v)))?)
             }

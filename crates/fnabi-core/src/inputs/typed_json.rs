@@ -40,8 +40,7 @@ pub(super) fn typed_arguments(
     }
     let mut out = Dict::with_capacity(kwargs.len());
     for (k, a) in kwargs {
-        let ty = params.iter().find(|p| p.name.as_deref() == Some(k.as_str())).map(|p| &p.ty);
-        let v = finish(a, ty, PathKey::Name(k.as_str().into()), fs)?;
+        let v = finish(a, by_name(params, &k), PathKey::Name(k.as_str().into()), fs)?;
         out.push_unique(k.into(), v);
     }
     Some((positional, out))
