@@ -171,8 +171,9 @@ pub(crate) struct IreeFunction {
     /// none is idle. Owns the `Box` it points to; freed in `drop`, before
     /// the module.
     spare: AtomicPtr<CallState>,
-    /// Declared first: fields drop in order, and the pooled states' buffers
-    /// must go before the module (and its device) may. Holds the states
+    /// Declared before the module: fields drop in order, and the pooled
+    /// states' buffers must go before the module (and its device) may (the
+    /// spare goes first of all, in `drop`). Holds the states
     /// of concurrent calls beyond `spare`. (Boxed so that a state moves
     /// between here, `spare` and a call as one pointer.)
     #[allow(clippy::vec_box)]
@@ -190,7 +191,8 @@ pub(crate) struct IreeFunction {
 }
 
 // SAFETY: the function handle only names an export of the module that
-// `module` keeps alive; the pool is behind a mutex and holds `Send` states.
+// `module` keeps alive; the pool is behind a mutex and, like `spare`, holds
+// `Send` states.
 unsafe impl Send for IreeFunction {}
 // SAFETY: see `Send`: shared access reads immutable fields, locks, or
 // swaps `spare` atomically.
