@@ -95,10 +95,7 @@ impl PreparedMlirCall {
             // follows MLIR's conventions (the library's contract): callee
             // memory comes from libc malloc and is ours now; the ranges are
             // the arguments' storage, written by `bind_leaves` this call.
-            // (A fresh result is heap memory, freed with libc `free`: it
-            // does not keep the library loaded. Results in the library's
-            // image take the general path, which does.)
-            if let Some(a) = unsafe { adopt_fresh_result(elem, desc, &s.ranges, image, None) } {
+            if let Some(a) = unsafe { adopt_fresh_result(elem, desc, &s.ranges, image) } {
                 return Ok(Some(Returned::Array(a)));
             }
         }

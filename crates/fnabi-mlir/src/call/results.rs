@@ -195,14 +195,15 @@ pub(super) fn take_packed(
     // SAFETY: the descriptors were just returned by the callee, which follows
     // MLIR's conventions (the library's contract): callee memory comes from
     // libc malloc and is ours now; `ranges` are the arguments' storage.
-    let done =
-        unsafe { adopt_fresh_results(&returned, &ranges, image, None, &mut |k, a| outs[slot_of[k]] = Out::Array(a)) }?;
+    let done = unsafe { adopt_fresh_results(&returned, &ranges, image, &mut |k, a| outs[slot_of[k]] = Out::Array(a)) }?;
     if done {
         return Ok(());
     }
     let inputs: SmallVec<[InputMemory<'_>; 16]> =
         inputs.iter().map(|a| InputMemory { array: a, allocated: a.storage_ptr() as usize }).collect();
-    // Results in the library's image keep the library loaded.
+    // The general path's callee buffers hold the library as before (static
+    // results are copied, so none needs it: a fresh result on the paths
+    // above holds nothing).
     let keep: Arc<dyn std::any::Any + Send + Sync> = f.lib.clone();
     // SAFETY: the descriptors were just returned by the callee, which follows
     // MLIR's conventions (the library's contract): callee memory comes from

@@ -271,7 +271,9 @@ pub unsafe fn adopt_results(
 /// Then each becomes an array owning its allocation and is handed to `put`,
 /// and the result is `Ok(true)`. Otherwise nothing is taken and the result
 /// is `Ok(false)`: the general adoption must run. `inputs` are the byte
-/// ranges `[start, end)` of the arguments' storage.
+/// ranges `[start, end)` of the arguments' storage. The arrays hold nothing
+/// but their memory, which libc `free` releases: no library need stay
+/// loaded for them.
 ///
 /// # Safety
 /// As for [`adopt_results`].
@@ -279,7 +281,6 @@ pub unsafe fn adopt_fresh_results(
     returned: &[(ElementType, DynMemRef)],
     inputs: &[(usize, usize)],
     static_ranges: &[(usize, usize)],
-    keep_alive: Option<Arc<dyn std::any::Any + Send + Sync>>,
     put: &mut dyn FnMut(usize, Array<'static>),
 ) -> Result<bool, Error> {
     type Fresh = (DType, DimVec<usize>, DimVec<isize>, usize, usize, usize, usize);
@@ -306,7 +307,7 @@ pub unsafe fn adopt_fresh_results(
         // SAFETY: `allocated` is a distinct callee allocation from libc malloc,
         // ours now (caller contract), not 0 and not static (checked above);
         // [lo, hi) is this result's extent (overflow-checked, lo > 0), inside it.
-        let buf = unsafe { malloc_buffer(allocated, lo, hi, keep_alive.clone()) };
+        let buf = unsafe { malloc_buffer(allocated, lo, hi, None) };
         // SAFETY: the buffer spans exactly the result's extent; its data is
         // aligned and its shape fits `isize` (`describe_result`).
         put(i, unsafe { Array::from_parts(dtype, shape, strides, data - lo, Arc::new(buf)) });
@@ -334,7 +335,6 @@ pub unsafe fn adopt_fresh_result(
     words: &[i64],
     inputs: &[(usize, usize)],
     static_ranges: &[(usize, usize)],
-    keep_alive: Option<Arc<dyn std::any::Any + Send + Sync>>,
 ) -> Option<Box<Array<'static>>> {
     let dtype = elem.dtype();
     let layout = describe_result(0, dtype, words).ok()?;
@@ -351,7 +351,7 @@ pub unsafe fn adopt_fresh_result(
     // SAFETY: `allocated` is a callee allocation from libc malloc, ours now
     // (caller contract), not 0 and not static (checked above); [lo, hi) is
     // this result's extent (overflow-checked, lo > 0), inside it.
-    let buf = unsafe { malloc_buffer(allocated, lo, hi, keep_alive) };
+    let buf = unsafe { malloc_buffer(allocated, lo, hi, None) };
     // SAFETY: the buffer spans exactly the result's extent; its data is
     // aligned, its shape fits `isize` and its bools are 0 or 1
     // (`describe_result`, `check_result_bools`).
