@@ -96,6 +96,9 @@ impl InputFileSystem for HostFiles {
 /// assert_eq!(a.buffer().unwrap().len(), std::fs::metadata(&path).unwrap().len() as usize);
 /// drop(values);
 /// std::fs::remove_file(&path).unwrap();
+/// // A file that cannot be mapped is an I/O error naming it.
+/// let e = files.read(&path).unwrap_err();
+/// assert!(matches!(e.kind(), fnabi_core::ErrorKind::Io { .. }) && e.to_string().contains("fnabi-doc-mapped"), "{e}");
 /// ```
 #[derive(Debug)]
 pub struct MappedHostFiles(());
