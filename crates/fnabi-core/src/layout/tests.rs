@@ -136,3 +136,25 @@ fn casts_follow_as_semantics() {
     let mut wrong = Array::zeros(DType::F64, &[4]).unwrap();
     assert!(cast_copy(&src, &mut wrong).is_err());
 }
+
+#[test]
+fn transposes_across_ragged_super_blocks() {
+    // The AVX-512 kernel walks 16×16 tiles in diagonals of 16×16-tile
+    // super-blocks: shapes with partial super-blocks in both dims (and a
+    // ragged tile edge), ordinary and streaming stores.
+    for &(p, q) in &[(16 * 17 + 5, 16 * 33 + 3), (16 * 40, 16 * 3), (16 * 3 + 1, 16 * 37)] {
+        let a = iota(&[p, q]);
+        let t = a.permuted(&[1, 0]).unwrap();
+        let d = to_dense(&t, DimOrder::RowMajor).unwrap();
+        assert_eq!(d, t, "{p}x{q}");
+        let v = d.to_vec::<u32>().unwrap();
+        assert!(v.iter().enumerate().all(|(i, &x)| x as usize == (i % p) * q + i / p), "{p}x{q}");
+    }
+    let (p, q) = (16 * 70 + 9, 16 * 120 + 2);
+    let a = iota(&[p, q]);
+    let t = a.permuted(&[1, 0]).unwrap();
+    let d = to_dense(&t, DimOrder::RowMajor).unwrap();
+    assert!(d.nbytes() >= NON_TEMPORAL_THRESHOLD);
+    let v = d.to_vec::<u32>().unwrap();
+    assert!(v.iter().enumerate().all(|(i, &x)| x as usize == (i % p) * q + i / p));
+}
