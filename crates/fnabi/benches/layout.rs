@@ -10,7 +10,11 @@
 //! - `memcpy/1024`, `memcpy/4096x2048`: the memcpy references for the two
 //!   other output sizes;
 //! - `transpose_fresh/4096`: the 4096² transpose into a new allocation each
-//!   time (page faults included), i.e. `Array::to_contiguous`.
+//!   time (page faults included), i.e. `Array::to_contiguous`;
+//! - `transpose/1024_pitch1040`: the same 1024² transpose between buffers
+//!   whose rows are 1040 floats apart (4160 bytes, not a power of two): what
+//!   the kernel reaches when a tile's 16 rows do not share one L1 set, the
+//!   measurement behind the 1024² figure (DESIGN.md, "Transpose").
 //!
 //! All copies go into a caller-provided, already faulted-in destination
 //! (what the per-call arena provides). After criterion's own report the
@@ -71,6 +75,19 @@ fn benches(c: &mut Criterion) {
     convert(c, "transpose", "1024", &a1.permuted(&[1, 0]).unwrap());
     memcpy(c, "4096x2048", &[4096, 2048]);
     convert(c, "strided_rows", "4096", &a.restrided(&[4096, 2048], &[4096, 2], 0).unwrap());
+    // 1024² between 1040-float row pitches (both sides).
+    let pad = filled(&[1024, 1040]);
+    let src = pad.restrided(&[1024, 1024], &[1, 1040], 0).unwrap();
+    let mut padded = target(&[1024, 1040]);
+    // SAFETY: `padded` owns this many bytes of writable memory and outlives the view.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(padded.as_mut_ptr().unwrap(), padded.nbytes()) };
+    let mut dst = Array::from_mut_bytes(DType::F32, &[1024, 1024], Some(&[1040, 1]), bytes, 0).unwrap();
+    let mut g = c.benchmark_group("transpose");
+    g.throughput(Throughput::Bytes(1024 * 1024 * 4));
+    g.bench_function(BenchmarkId::from_parameter("1024_pitch1040"), |b| {
+        b.iter(|| layout::copy(black_box(&src), &mut dst).unwrap());
+    });
+    g.finish();
     // The same transpose into fresh memory each time (a 2 MiB-aligned,
     // huge-page-advised mapping): what `Array::to_contiguous` costs.
     let t = a.permuted(&[1, 0]).unwrap();
@@ -88,6 +105,7 @@ fn summary() {
         ("memcpy/4096", 4096 * 4096 * 4, "memcpy/4096"),
         ("transpose/4096", 4096 * 4096 * 4, "memcpy/4096"),
         ("transpose/1024", 1024 * 1024 * 4, "memcpy/1024"),
+        ("transpose/1024_pitch1040", 1024 * 1024 * 4, "memcpy/1024"),
         ("strided_rows/4096", 4096 * 2048 * 4, "memcpy/4096x2048"),
         ("transpose_fresh/4096", 4096 * 4096 * 4, "memcpy/4096"),
     ];
