@@ -330,31 +330,63 @@ unsafe fn transpose_u32(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn transpose_u32_avx512(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
+    use std::arch::x86_64::*;
     let nt = nt && (dst as usize).is_multiple_of(64) && t.dst_p % 64 == 0;
     let (p16, q16) = (t.p & !15, t.q & !15);
-    // Tile order: super-blocks of SUPER × SUPER tiles, walked along
-    // diagonals inside. When the row pitches are powers of two (a 1024² f32
-    // has 4 KiB rows) the 16 source lines of one tile share one L1 set, and
-    // so do its 16 destination lines; walking a row or a column of tiles
-    // keeps one side on the same set tile after tile, and its lines evict
-    // each other before they are used. Consecutive tiles on a diagonal
-    // differ in both p and q, so both sides change set every tile
-    // (1024² f32 with ordinary stores 185 -> 154 µs, 4096² streamed
-    // 7.0 -> 4.4 ms on the development machine; DESIGN.md, "Transpose").
-    const SUPER: usize = 16;
+    // Tile order: diagonals of super-blocks of tiles. When the row pitches
+    // are powers of two (a 1024² f32 has 4 KiB rows) the 16 source lines of
+    // one tile share one L1 set, and so do its 16 destination lines; walking
+    // a row or a column of tiles keeps one side on the same set tile after
+    // tile, and its lines evict each other before they are used.
+    // Consecutive tiles on a diagonal differ in both p and q, so both sides
+    // change set every tile. With ordinary stores, 16 lines stored into one
+    // set are still too many (each store first fetches its line): a tile
+    // stores its first 8 rows at once and its last 8 after the next tile's
+    // first 8, so that no more than 8 stores in a row share a set. Streaming
+    // stores go to write-combining buffers, not the L1: there a tile's 16
+    // stores stay together. (1024² f32, ordinary stores: 185 -> 110 µs;
+    // 4096² streamed: 7.0 -> 4.4 ms on the development machine; DESIGN.md,
+    // "Transpose".)
     let (tp, tq) = (p16 / 16, q16 / 16);
-    for sp in (0..tp).step_by(SUPER) {
-        let a = SUPER.min(tp - sp);
-        for sq in (0..tq).step_by(SUPER) {
-            let b = SUPER.min(tq - sq);
-            for d in 0..b {
-                for k in 0..a {
-                    // Column (k + d) mod b: over d each row of tiles meets every column once.
-                    let j = if k % b + d >= b { k % b + d - b } else { k % b + d };
-                    let (p, q) = ((sp + k) * 16, (sq + j) * 16);
-                    // SAFETY: p + 15 < t.p and q + 15 < t.q: all 256 elements are in
-                    // the problem (caller contract); AVX-512F is enabled.
-                    unsafe { tile16(t, src, dst, p, q, nt) };
+    if nt {
+        diagonal_tiles(tp, tq, 16, |p, q| {
+            // SAFETY: p + 15 < t.p and q + 15 < t.q: all 256 elements are
+            // in the problem (caller contract); AVX-512F is enabled; the
+            // destination rows are 64-byte aligned (checked above).
+            unsafe {
+                let r = load_tile16(t, src, p, q);
+                let d = dst.offset(p as isize * t.dst_p + q as isize * 4);
+                for (i, v) in r.iter().enumerate() {
+                    _mm512_stream_ps(d.offset(i as isize * t.dst_p).cast(), *v);
+                }
+            }
+        });
+    } else {
+        let mut pending: Option<(*mut u8, [__m512; 8])> = None;
+        diagonal_tiles(tp, tq, 64, |p, q| {
+            // SAFETY: as above; `pending` holds the last 8 rows of the
+            // previous tile, inside the problem too.
+            unsafe {
+                let r = load_tile16(t, src, p, q);
+                let d = dst.offset(p as isize * t.dst_p + q as isize * 4);
+                for (i, v) in r[..8].iter().enumerate() {
+                    _mm512_storeu_ps(d.offset(i as isize * t.dst_p).cast(), *v);
+                }
+                if let Some((pd, rows)) = pending {
+                    for (i, v) in rows.iter().enumerate() {
+                        _mm512_storeu_ps(pd.offset((8 + i) as isize * t.dst_p).cast(), *v);
+                    }
+                }
+                let mut rest = [_mm512_setzero_ps(); 8];
+                rest.copy_from_slice(&r[8..]);
+                pending = Some((d, rest));
+            }
+        });
+        if let Some((pd, rows)) = pending {
+            // SAFETY: the last tile's last 8 rows, inside the problem.
+            unsafe {
+                for (i, v) in rows.iter().enumerate() {
+                    _mm512_storeu_ps(pd.offset((8 + i) as isize * t.dst_p).cast(), *v);
                 }
             }
         }
@@ -366,37 +398,47 @@ unsafe fn transpose_u32_avx512(t: &Tile, src: *const u8, dst: *mut u8, nt: bool)
     }
 }
 
-/// One 16×16 tile of `transpose_u32_avx512` at source column `p`, row `q`.
-///
-/// # Safety
-/// `p + 15 < t.p`, `q + 15 < t.q`, the caller contract of
-/// `transpose_scalar`, and the CPU must support AVX-512F; `nt` only when the
-/// destination rows are 64-byte aligned.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-#[inline]
-unsafe fn tile16(t: &Tile, src: *const u8, dst: *mut u8, p: usize, q: usize, nt: bool) {
-    use std::arch::x86_64::*;
-    // SAFETY: the 16 rows of 16 elements read and written are inside the
-    // problem (caller contract); aligned streaming stores only when `nt`.
-    unsafe {
-        let s = src.offset(p as isize * 4 + q as isize * t.src_q);
-        let mut r = [_mm512_setzero_ps(); 16];
-        for (i, v) in r.iter_mut().enumerate() {
-            *v = _mm512_loadu_ps(s.offset(i as isize * t.src_q).cast());
-        }
-        transpose16(&mut r);
-        let d = dst.offset(p as isize * t.dst_p + q as isize * 4);
-        if nt {
-            for (i, v) in r.iter().enumerate() {
-                _mm512_stream_ps(d.offset(i as isize * t.dst_p).cast(), *v);
-            }
-        } else {
-            for (i, v) in r.iter().enumerate() {
-                _mm512_storeu_ps(d.offset(i as isize * t.dst_p).cast(), *v);
+/// Calls `f(p, q)` (element offsets, multiples of 16) for each of `tp × tq`
+/// tiles: super-blocks of up to `sup × sup` tiles in row order, each walked
+/// along its diagonals (tile row k meets column (k + d) mod width on
+/// diagonal d), so that consecutive tiles differ in both coordinates.
+#[inline(always)]
+fn diagonal_tiles(tp: usize, tq: usize, sup: usize, mut f: impl FnMut(usize, usize)) {
+    for sp in (0..tp).step_by(sup) {
+        let a = sup.min(tp - sp);
+        for sq in (0..tq).step_by(sup) {
+            let b = sup.min(tq - sq);
+            for d in 0..b {
+                for k in 0..a {
+                    let j = (k % b + d) % b;
+                    f((sp + k) * 16, (sq + j) * 16);
+                }
             }
         }
     }
+}
+
+/// The 16×16 tile of `transpose_u32_avx512` at source column `p`, row `q`,
+/// loaded and transposed: row `i` of the result is destination row `p + i`.
+///
+/// # Safety
+/// `p + 15 < t.p`, `q + 15 < t.q`, the source part of the caller contract of
+/// `transpose_scalar`, and the CPU must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn load_tile16(t: &Tile, src: *const u8, p: usize, q: usize) -> [std::arch::x86_64::__m512; 16] {
+    use std::arch::x86_64::*;
+    let mut r = [_mm512_setzero_ps(); 16];
+    // SAFETY: the 16 rows of 16 elements read are inside the problem (caller contract).
+    unsafe {
+        let s = src.offset(p as isize * 4 + q as isize * t.src_q);
+        for (i, v) in r.iter_mut().enumerate() {
+            *v = _mm512_loadu_ps(s.offset(i as isize * t.src_q).cast());
+        }
+    }
+    transpose16(&mut r);
+    r
 }
 
 /// Transposes a 16×16 block of 32-bit lanes held in 16 registers:
