@@ -349,7 +349,7 @@ unsafe fn transpose_u32_avx512(t: &Tile, src: *const u8, dst: *mut u8, nt: bool)
     // "Transpose".)
     let (tp, tq) = (p16 / 16, q16 / 16);
     if nt {
-        diagonal_tiles(tp, tq, 16, |p, q| {
+        diagonal_tiles(tp, tq, 16, 16, |p, q| {
             // SAFETY: p + 15 < t.p and q + 15 < t.q: all 256 elements are
             // in the problem (caller contract); AVX-512F is enabled; the
             // destination rows are 64-byte aligned (checked above).
@@ -363,7 +363,7 @@ unsafe fn transpose_u32_avx512(t: &Tile, src: *const u8, dst: *mut u8, nt: bool)
         });
     } else {
         let mut pending: Option<(*mut u8, [__m512; 8])> = None;
-        diagonal_tiles(tp, tq, 64, |p, q| {
+        diagonal_tiles(tp, tq, 16, 64, |p, q| {
             // SAFETY: as above; `pending` holds the last 8 rows of the
             // previous tile, inside the problem too.
             unsafe {
@@ -398,12 +398,13 @@ unsafe fn transpose_u32_avx512(t: &Tile, src: *const u8, dst: *mut u8, nt: bool)
     }
 }
 
-/// Calls `f(p, q)` (element offsets, multiples of 16) for each of `tp × tq`
-/// tiles: super-blocks of up to `sup × sup` tiles in row order, each walked
-/// along its diagonals (tile row k meets column (k + d) mod width on
-/// diagonal d), so that consecutive tiles differ in both coordinates.
+/// Calls `f(p, q)` (element offsets, multiples of `edge`) for each of
+/// `tp × tq` tiles of `edge × edge` elements: super-blocks of up to
+/// `sup × sup` tiles in row order, each walked along its diagonals (tile row
+/// k meets column (k + d) mod width on diagonal d), so that consecutive
+/// tiles differ in both coordinates.
 #[inline(always)]
-fn diagonal_tiles(tp: usize, tq: usize, sup: usize, mut f: impl FnMut(usize, usize)) {
+fn diagonal_tiles(tp: usize, tq: usize, edge: usize, sup: usize, mut f: impl FnMut(usize, usize)) {
     for sp in (0..tp).step_by(sup) {
         let a = sup.min(tp - sp);
         for sq in (0..tq).step_by(sup) {
@@ -411,7 +412,7 @@ fn diagonal_tiles(tp: usize, tq: usize, sup: usize, mut f: impl FnMut(usize, usi
             for d in 0..b {
                 for k in 0..a {
                     let j = (k % b + d) % b;
-                    f((sp + k) * 16, (sq + j) * 16);
+                    f((sp + k) * edge, (sq + j) * edge);
                 }
             }
         }
@@ -439,6 +440,77 @@ unsafe fn load_tile16(t: &Tile, src: *const u8, p: usize, q: usize) -> [std::arc
     }
     transpose16(&mut r);
     r
+}
+
+/// 8-byte transpose with AVX-512: 8×8 in-register transposes, each source
+/// and destination cache line read or written once, whole, tiles walked as
+/// `transpose_u32_avx512` walks them. A tile stores 8 lines into one L1 set
+/// (with power-of-two pitches), few enough that its stores stay together.
+///
+/// # Safety
+/// As `transpose_scalar`, and the CPU must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn transpose_u64_avx512(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
+    use std::arch::x86_64::*;
+    let nt = nt && (dst as usize).is_multiple_of(64) && t.dst_p % 64 == 0;
+    let (p8, q8) = (t.p & !7, t.q & !7);
+    diagonal_tiles(p8 / 8, q8 / 8, 8, if nt { 16 } else { 64 }, |p, q| {
+        // SAFETY: p + 7 < t.p and q + 7 < t.q: all 64 elements are in the
+        // problem (caller contract); AVX-512F is enabled; streaming stores
+        // only to 64-byte aligned rows (checked above).
+        unsafe {
+            let s = src.offset(p as isize * 8 + q as isize * t.src_q);
+            let mut r = [_mm512_setzero_pd(); 8];
+            for (i, v) in r.iter_mut().enumerate() {
+                *v = _mm512_loadu_pd(s.offset(i as isize * t.src_q).cast());
+            }
+            transpose8(&mut r);
+            let d = dst.offset(p as isize * t.dst_p + q as isize * 8);
+            for (i, v) in r.iter().enumerate() {
+                if nt {
+                    _mm512_stream_pd(d.offset(i as isize * t.dst_p).cast(), *v);
+                } else {
+                    _mm512_storeu_pd(d.offset(i as isize * t.dst_p).cast(), *v);
+                }
+            }
+        }
+    });
+    // SAFETY: the ragged edges are inside the problem.
+    unsafe {
+        tile_scalar::<u64>(t, src, dst, 8, 0..p8, q8..t.q);
+        tile_scalar::<u64>(t, src, dst, 8, p8..t.p, 0..t.q);
+    }
+}
+
+/// Transposes an 8×8 block of 64-bit lanes held in 8 registers: afterwards
+/// `r[j]` lane `i` is the old `r[i]` lane `j`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn transpose8(r: &mut [std::arch::x86_64::__m512d; 8]) {
+    use std::arch::x86_64::*;
+    // Pairs of rows interleaved: t[2i] holds rows 2i, 2i+1 of the even
+    // columns (one column per 128-bit lane), t[2i+1] of the odd ones.
+    let mut t = [_mm512_setzero_pd(); 8];
+    for i in 0..4 {
+        t[2 * i] = _mm512_unpacklo_pd(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_pd(r[2 * i], r[2 * i + 1]);
+    }
+    // For the even (h = 0) and odd (h = 1) columns: lanes 0-1 (columns
+    // h, h+2) and 2-3 (h+4, h+6) of row pairs 01 with 23 and 45 with 67,
+    // then each column's four row pairs into one register.
+    for h in 0..2 {
+        let (a, b, c, d) = (t[h], t[2 + h], t[4 + h], t[6 + h]);
+        let lo_ab = _mm512_shuffle_f64x2::<0x44>(a, b);
+        let lo_cd = _mm512_shuffle_f64x2::<0x44>(c, d);
+        let hi_ab = _mm512_shuffle_f64x2::<0xee>(a, b);
+        let hi_cd = _mm512_shuffle_f64x2::<0xee>(c, d);
+        r[h] = _mm512_shuffle_f64x2::<0x88>(lo_ab, lo_cd);
+        r[2 + h] = _mm512_shuffle_f64x2::<0xdd>(lo_ab, lo_cd);
+        r[4 + h] = _mm512_shuffle_f64x2::<0x88>(hi_ab, hi_cd);
+        r[6 + h] = _mm512_shuffle_f64x2::<0xdd>(hi_ab, hi_cd);
+    }
 }
 
 /// Transposes a 16×16 block of 32-bit lanes held in 16 registers:
@@ -478,11 +550,18 @@ fn transpose16(r: &mut [std::arch::x86_64::__m512; 16]) {
     }
 }
 
-/// 8-byte transpose: tiles of 2×2 SSE2 in-register transposes.
+/// 8-byte transpose: 8×8 AVX-512 in-register transposes when the CPU has
+/// AVX-512F, else tiles of 2×2 SSE2 in-register transposes.
 ///
 /// # Safety
 /// As `transpose_scalar`.
 unsafe fn transpose_u64(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if t.p >= 8 && t.q >= 8 && std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F (checked above); caller contract.
+        unsafe { transpose_u64_avx512(t, src, dst, nt) };
+        return;
+    }
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;

@@ -7,7 +7,9 @@ fn iota(shape: &[usize]) -> Array<'static> {
 
 #[test]
 fn transposes_of_every_element_size() {
-    for &(p, q) in &[(1usize, 1usize), (3, 5), (4, 4), (37, 70), (64, 33), (130, 9)] {
+    // (7, 300) and (300, 7) keep the 8-byte transpose on its SSE2 tiles
+    // (the AVX-512 one needs 8 rows and columns), (130, 9) the 4-byte one.
+    for &(p, q) in &[(1usize, 1usize), (3, 5), (4, 4), (37, 70), (64, 33), (130, 9), (7, 300), (300, 7)] {
         let n = p * q;
         let a8 = Array::from_vec(&[p, q], (0..n).map(|x| x as u8).collect()).unwrap();
         let a16 = Array::from_vec(&[p, q], (0..n).map(|x| x as u16).collect()).unwrap();
@@ -149,6 +151,11 @@ fn transposes_across_ragged_super_blocks() {
         assert_eq!(d, t, "{p}x{q}");
         let v = d.to_vec::<u32>().unwrap();
         assert!(v.iter().enumerate().all(|(i, &x)| x as usize == (i % p) * q + i / p), "{p}x{q}");
+        // The same in 8-byte elements (8×8 tiles).
+        let a = Array::from_vec(&[p, q], (0..p * q).map(|x| x as f64).collect()).unwrap();
+        let t = a.permuted(&[1, 0]).unwrap();
+        let v = to_dense(&t, DimOrder::RowMajor).unwrap().to_vec::<f64>().unwrap();
+        assert!(v.iter().enumerate().all(|(i, &x)| x as usize == (i % p) * q + i / p), "{p}x{q} f64");
     }
     let (p, q) = (16 * 70 + 9, 16 * 120 + 2);
     let a = iota(&[p, q]);
@@ -156,5 +163,13 @@ fn transposes_across_ragged_super_blocks() {
     let d = to_dense(&t, DimOrder::RowMajor).unwrap();
     assert!(d.nbytes() >= NON_TEMPORAL_THRESHOLD);
     let v = d.to_vec::<u32>().unwrap();
+    assert!(v.iter().enumerate().all(|(i, &x)| x as usize == (i % p) * q + i / p));
+    // 8-byte elements with streaming stores.
+    let (p, q) = (8 * 130 + 3, 8 * 130 + 5);
+    let a = Array::from_vec(&[p, q], (0..p * q).map(|x| x as i64).collect()).unwrap();
+    let t = a.permuted(&[1, 0]).unwrap();
+    let d = to_dense(&t, DimOrder::RowMajor).unwrap();
+    assert!(d.nbytes() >= NON_TEMPORAL_THRESHOLD);
+    let v = d.to_vec::<i64>().unwrap();
     assert!(v.iter().enumerate().all(|(i, &x)| x as usize == (i % p) * q + i / p));
 }
