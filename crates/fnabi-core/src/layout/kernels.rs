@@ -46,7 +46,7 @@ pub(super) unsafe fn kernel(ctx: &Ctx<'_>, src: *const u8, dst: *mut u8) {
                 let t = Tile { p: p.n, q: inner.n, src_q: inner.s, dst_p: p.d };
                 match ctx.es {
                     1 => transpose_scalar::<u8>(&t, src, dst),
-                    2 => transpose_scalar::<u16>(&t, src, dst),
+                    2 => transpose_u16(&t, src, dst),
                     4 => transpose_u32(&t, src, dst, ctx.nt),
                     _ => transpose_u64(&t, src, dst, ctx.nt),
                 }
@@ -249,6 +249,130 @@ unsafe fn tile_scalar<T: Copy>(
                     .write_unaligned(src.offset(p * es + q * t.src_q).cast::<T>().read_unaligned())
             };
         }
+    }
+}
+
+/// 2-byte transpose: 32×32 AVX-512BW blocks when the CPU has them, else
+/// cache-blocked scalar tiles.
+///
+/// # Safety
+/// As `transpose_scalar`.
+unsafe fn transpose_u16(t: &Tile, src: *const u8, dst: *mut u8) {
+    #[cfg(target_arch = "x86_64")]
+    if t.p >= 32
+        && t.q >= 32
+        && std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+    {
+        // SAFETY: the CPU has AVX-512F and BW (checked above); caller contract.
+        unsafe { transpose_u16_avx512(t, src, dst) };
+        return;
+    }
+    // SAFETY: caller contract.
+    unsafe { transpose_scalar::<u16>(t, src, dst) }
+}
+
+/// 2-byte transpose with AVX-512BW: 32×32 blocks (each source and
+/// destination row one cache line), walked as `transpose_u32_avx512` walks
+/// its tiles. A block is two halves of 16 source lines, each transposed as
+/// two 16×16 tiles side by side in the registers' 256-bit halves; the two
+/// halves' rows are joined into whole destination lines.
+///
+/// # Safety
+/// As `transpose_scalar`, and the CPU must support AVX-512F and BW.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn transpose_u16_avx512(t: &Tile, src: *const u8, dst: *mut u8) {
+    use std::arch::x86_64::*;
+    let (p32, q32) = (t.p & !31, t.q & !31);
+    diagonal_tiles(p32 / 32, q32 / 32, 32, 32, |p, q| {
+        // Source rows q .. q + 16 and q + 16 .. q + 32, elements p .. p + 32.
+        // SAFETY: inside the problem (p + 31 < t.p, q + 31 < t.q; caller
+        // contract); AVX-512BW is enabled.
+        let (top, bottom) = unsafe { (load_pairs_u16(t, src, p, q), load_pairs_u16(t, src, p, q + 16)) };
+        // top[k] = [destination row p + k | row p + 16 + k], elements
+        // q .. q + 16; bottom[k] the same for elements q + 16 .. q + 32.
+        // SAFETY: destination rows p .. p + 32, elements q .. q + 32 are in
+        // the problem (caller contract).
+        unsafe {
+            let d = dst.offset(p as isize * t.dst_p + q as isize * 2);
+            for k in 0..16 {
+                let upper = _mm512_shuffle_i64x2::<0x44>(top[k], bottom[k]);
+                let lower = _mm512_shuffle_i64x2::<0xee>(top[k], bottom[k]);
+                _mm512_storeu_si512(d.offset(k as isize * t.dst_p).cast(), upper);
+                _mm512_storeu_si512(d.offset((16 + k) as isize * t.dst_p).cast(), lower);
+            }
+        }
+    });
+    // SAFETY: the ragged edges are inside the problem.
+    unsafe {
+        tile_scalar::<u16>(t, src, dst, 2, 0..p32, q32..t.q);
+        tile_scalar::<u16>(t, src, dst, 2, p32..t.p, 0..t.q);
+    }
+}
+
+/// Source rows `q .. q + 16`, elements `p .. p + 32` (one cache line each),
+/// transposed as two 16×16 blocks (see `transpose16x16_u16_pairs`).
+///
+/// # Safety
+/// The 16 rows of 32 elements are inside the problem; the CPU must support
+/// AVX-512F and BW.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+#[inline]
+unsafe fn load_pairs_u16(t: &Tile, src: *const u8, p: usize, q: usize) -> [std::arch::x86_64::__m512i; 16] {
+    use std::arch::x86_64::*;
+    let mut r = [_mm512_setzero_si512(); 16];
+    // SAFETY: caller contract.
+    unsafe {
+        let s = src.offset(p as isize * 2 + q as isize * t.src_q);
+        for (i, v) in r.iter_mut().enumerate() {
+            *v = _mm512_loadu_si512(s.offset(i as isize * t.src_q).cast());
+        }
+    }
+    transpose16x16_u16_pairs(&mut r);
+    r
+}
+
+/// Transposes two 16×16 blocks of 16-bit lanes side by side: the low and
+/// the high 256 bits of the 16 registers are each one block, and afterwards
+/// `r[j]` element `i` of either half is the old `r[i]` element `j` of that
+/// half.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+#[inline]
+fn transpose16x16_u16_pairs(r: &mut [std::arch::x86_64::__m512i; 16]) {
+    use std::arch::x86_64::*;
+    let mut t = [_mm512_setzero_si512(); 16];
+    // Rows 2i, 2i+1 interleaved by 16 bits: in each 128-bit lane, four
+    // columns (0-3 / 4-7 of the lane's eight) as (row 2i, row 2i+1) pairs.
+    for i in 0..8 {
+        t[2 * i] = _mm512_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
+    }
+    // Row quads by 32 bits: u[4j + m] holds rows 4j..4j+3 of lane columns
+    // 2m, 2m + 1.
+    let mut u = [_mm512_setzero_si512(); 16];
+    for j in 0..4 {
+        for x in 0..2 {
+            u[4 * j + 2 * x] = _mm512_unpacklo_epi32(t[4 * j + x], t[4 * j + 2 + x]);
+            u[4 * j + 2 * x + 1] = _mm512_unpackhi_epi32(t[4 * j + x], t[4 * j + 2 + x]);
+        }
+    }
+    // Row octets by 64 bits: t[8h + k] holds rows 8h..8h+7 of lane column k.
+    for h in 0..2 {
+        for m in 0..4 {
+            t[8 * h + 2 * m] = _mm512_unpacklo_epi64(u[8 * h + m], u[8 * h + 4 + m]);
+            t[8 * h + 2 * m + 1] = _mm512_unpackhi_epi64(u[8 * h + m], u[8 * h + 4 + m]);
+        }
+    }
+    // Lanes 0 and 2 of t[k] hold columns k of the two blocks (rows 0-7),
+    // lanes 1 and 3 columns k + 8; t[8 + k] the same for rows 8-15.
+    let col = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+    let col8 = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+    for k in 0..8 {
+        r[k] = _mm512_permutex2var_epi64(t[k], col, t[8 + k]);
+        r[8 + k] = _mm512_permutex2var_epi64(t[k], col8, t[8 + k]);
     }
 }
 

@@ -156,6 +156,11 @@ fn transposes_across_ragged_super_blocks() {
         let t = a.permuted(&[1, 0]).unwrap();
         let v = to_dense(&t, DimOrder::RowMajor).unwrap().to_vec::<f64>().unwrap();
         assert!(v.iter().enumerate().all(|(i, &x)| x as usize == (i % p) * q + i / p), "{p}x{q} f64");
+        // And in 2-byte elements (32×32 blocks; values wrap at 65536).
+        let a = Array::from_vec(&[p, q], (0..p * q).map(|x| x as u16).collect()).unwrap();
+        let t = a.permuted(&[1, 0]).unwrap();
+        let v = to_dense(&t, DimOrder::RowMajor).unwrap().to_vec::<u16>().unwrap();
+        assert!(v.iter().enumerate().all(|(i, &x)| x == ((i % p) * q + i / p) as u16), "{p}x{q} u16");
     }
     let (p, q) = (16 * 70 + 9, 16 * 120 + 2);
     let a = iota(&[p, q]);
