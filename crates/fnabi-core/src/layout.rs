@@ -13,7 +13,7 @@
 //! | contiguous (the whole copy merges to one dim) | one `memcpy` |
 //! | contiguous | one `memcpy` per row |
 //! | stride 0 (broadcast) | fill a row with one element |
-//! | another dim is contiguous, this one is far apart | tile transpose: 4-byte elements in 16×16, 8-byte in 8×8 AVX-512 register tiles and 2-byte in 32×32 AVX-512BW blocks (each cache line read and written once, whole; tiles walked along diagonals) when the CPU has them, else cache-blocked 32×32 tiles of SSE 4×4 (4-byte) / 2×2 (8-byte) transposes, scalar tiles for 1- and 2-byte elements |
+//! | another dim is contiguous, this one is far apart | tile transpose: 4-byte elements in 16×16, 8-byte in 8×8 AVX-512 register tiles, 2-byte in 32×32 and 1-byte in 64×64 AVX-512BW blocks (each cache line read and written once, whole; tiles walked along diagonals) when the CPU has them, else cache-blocked 32×32 tiles of SSE 4×4 (4-byte) / 2×2 (8-byte) transposes, scalar tiles for 1- and 2-byte elements |
 //! | small stride (`a[:, ::2]`) | strided gather (AVX-512 / SSE de-interleave for 4-byte stride 2; constant-stride loops the compiler vectorizes for strides 2–4) |
 //! | anything else | element loop |
 //!

@@ -11,9 +11,9 @@
 //!   other output sizes;
 //! - `transpose_fresh/4096`: the 4096² transpose into a new allocation each
 //!   time (page faults included), i.e. `Array::to_contiguous`;
-//! - `transpose/1024x512_f64`, `transpose/1024x2048_u16`:
-//!   `ascontiguousarray(a.T)` of a 1024×512 f64 and a 1024×2048 u16 (4 MiB
-//!   each, beside `memcpy/1024`);
+//! - `transpose/1024x512_f64`, `transpose/1024x2048_u16`,
+//!   `transpose/2048_u8`: `ascontiguousarray(a.T)` of a 1024×512 f64, a
+//!   1024×2048 u16 and a 2048² u8 (4 MiB each, beside `memcpy/1024`);
 //! - `transpose/1024_pitch1040`: the same 1024² transpose between buffers
 //!   whose rows are 1040 floats apart (4160 bytes, not a power of two): what
 //!   the kernel reaches when a tile's 16 rows do not share one L1 set, the
@@ -100,6 +100,17 @@ fn benches(c: &mut Criterion) {
         b.iter(|| layout::copy(black_box(&t16), &mut dst16).unwrap());
     });
     g.finish();
+    // u8: 2048² (4 MiB).
+    let n = 2048 * 2048;
+    let a8 = Array::from_vec(&[2048, 2048], (0..n).map(|i| i as u8).collect()).unwrap().to_contiguous().unwrap();
+    let t8 = a8.permuted(&[1, 0]).unwrap();
+    let mut dst8 = Array::zeros(DType::U8, &[2048, 2048]).unwrap();
+    let mut g = c.benchmark_group("transpose");
+    g.throughput(Throughput::Bytes(n as u64));
+    g.bench_function(BenchmarkId::from_parameter("2048_u8"), |b| {
+        b.iter(|| layout::copy(black_box(&t8), &mut dst8).unwrap());
+    });
+    g.finish();
     // 1024² between 1040-float row pitches (both sides).
     let pad = filled(&[1024, 1040]);
     let src = pad.restrided(&[1024, 1024], &[1, 1040], 0).unwrap();
@@ -133,6 +144,7 @@ fn summary() {
         ("transpose/1024_pitch1040", 1024 * 1024 * 4, "memcpy/1024"),
         ("transpose/1024x512_f64", 1024 * 1024 * 4, "memcpy/1024"),
         ("transpose/1024x2048_u16", 1024 * 1024 * 4, "memcpy/1024"),
+        ("transpose/2048_u8", 1024 * 1024 * 4, "memcpy/1024"),
         ("strided_rows/4096", 4096 * 2048 * 4, "memcpy/4096x2048"),
         ("transpose_fresh/4096", 4096 * 4096 * 4, "memcpy/4096"),
     ];

@@ -144,7 +144,7 @@ fn transposes_across_ragged_super_blocks() {
     // The AVX-512 kernel walks 16×16 tiles in diagonals of 16×16-tile
     // super-blocks: shapes with partial super-blocks in both dims (and a
     // ragged tile edge), ordinary and streaming stores.
-    for &(p, q) in &[(16 * 17 + 5, 16 * 33 + 3), (16 * 40, 16 * 3), (16 * 3 + 1, 16 * 37)] {
+    for &(p, q) in &[(16 * 17 + 5, 16 * 33 + 3), (16 * 40, 16 * 3), (16 * 3 + 1, 16 * 37), (64 * 18 + 1, 64 * 2 + 63)] {
         let a = iota(&[p, q]);
         let t = a.permuted(&[1, 0]).unwrap();
         let d = to_dense(&t, DimOrder::RowMajor).unwrap();
@@ -161,6 +161,15 @@ fn transposes_across_ragged_super_blocks() {
         let t = a.permuted(&[1, 0]).unwrap();
         let v = to_dense(&t, DimOrder::RowMajor).unwrap().to_vec::<u16>().unwrap();
         assert!(v.iter().enumerate().all(|(i, &x)| x == ((i % p) * q + i / p) as u16), "{p}x{q} u16");
+        // And in bytes (64×64 blocks; values wrap at 256, so mix in the row).
+        let a = Array::from_vec(&[p, q], (0..p * q).map(|x| (x + x / q * 7) as u8).collect()).unwrap();
+        let t = a.permuted(&[1, 0]).unwrap();
+        let v = to_dense(&t, DimOrder::RowMajor).unwrap().to_vec::<u8>().unwrap();
+        let want = |i: usize| {
+            let x = (i % p) * q + i / p;
+            (x + x / q * 7) as u8
+        };
+        assert!(v.iter().enumerate().all(|(i, &x)| x == want(i)), "{p}x{q} u8");
     }
     let (p, q) = (16 * 70 + 9, 16 * 120 + 2);
     let a = iota(&[p, q]);
