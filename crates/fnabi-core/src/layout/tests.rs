@@ -187,3 +187,33 @@ fn transposes_across_ragged_super_blocks() {
     let v = d.to_vec::<i64>().unwrap();
     assert!(v.iter().enumerate().all(|(i, &x)| x as usize == (i % p) * q + i / p));
 }
+
+#[test]
+fn transposes_of_reversed_rows() {
+    // Negative source strides through the tile kernels of every element
+    // size: rows reversed, then transposed (130×200 is enough for the
+    // largest tile, 64×64 bytes).
+    let (p, q) = (130usize, 200usize);
+    let n = p * q;
+    let arrays = [
+        Array::from_vec(&[p, q], (0..n).map(|x| (x % 251) as u8).collect()).unwrap(),
+        Array::from_vec(&[p, q], (0..n).map(|x| x as u16).collect()).unwrap(),
+        Array::from_vec(&[p, q], (0..n).map(|x| x as f32).collect()).unwrap(),
+        Array::from_vec(&[p, q], (0..n).map(|x| x as f64).collect()).unwrap(),
+    ];
+    for a in arrays {
+        let es = a.dtype().size();
+        let reversed = a.restrided(&[p, q], &[-(q as isize), 1], (p - 1) * q * es).unwrap();
+        let t = reversed.permuted(&[1, 0]).unwrap();
+        let d = to_dense(&t, DimOrder::RowMajor).unwrap();
+        assert_eq!(d, t, "{}", a.dtype());
+        // Spot check against the source: d[j][i] = a[p - 1 - i][j].
+        let (dv, av) = (d.to_contiguous().unwrap(), a.to_contiguous().unwrap());
+        let at = |x: &Array<'_>, r: usize, c: usize, cols: usize| {
+            let b = x.as_bytes().unwrap();
+            b[(r * cols + c) * es..(r * cols + c + 1) * es].to_vec()
+        };
+        assert_eq!(at(&dv, 3, 0, p), at(&av, p - 1, 3, q), "{}", a.dtype());
+        assert_eq!(at(&dv, q - 1, p - 1, p), at(&av, 0, q - 1, q), "{}", a.dtype());
+    }
+}
