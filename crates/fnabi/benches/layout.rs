@@ -14,6 +14,8 @@
 //! - `transpose/1024x512_f64`, `transpose/1024x2048_u16`,
 //!   `transpose/2048_u8`: `ascontiguousarray(a.T)` of a 1024×512 f64, a
 //!   1024×2048 u16 and a 2048² u8 (4 MiB each, beside `memcpy/1024`);
+//! - `transpose/4096_u16`, `transpose/4096x8192_u8`: the same for 32 MiB
+//!   outputs (streaming stores; beside `memcpy/4096x2048`);
 //! - `transpose/1024_pitch1040`: the same 1024² transpose between buffers
 //!   whose rows are 1040 floats apart (4160 bytes, not a power of two): what
 //!   the kernel reaches when a tile's 16 rows do not share one L1 set, the
@@ -111,6 +113,20 @@ fn benches(c: &mut Criterion) {
         b.iter(|| layout::copy(black_box(&t8), &mut dst8).unwrap());
     });
     g.finish();
+    // Streamed 2- and 1-byte transposes: 4096² u16 and 4096×8192 u8 (32 MiB each).
+    for (id, dtype, shape) in [("4096_u16", DType::U16, [4096usize, 4096]), ("4096x8192_u8", DType::U8, [4096, 8192])] {
+        let src = Array::zeros(dtype, &shape).unwrap();
+        let t = src.permuted(&[1, 0]).unwrap();
+        let mut dst = Array::zeros(dtype, &[shape[1], shape[0]]).unwrap();
+        // SAFETY: `dst` owns this many bytes of fresh memory: fault them in.
+        unsafe { std::ptr::write_bytes(dst.as_mut_ptr().unwrap(), 1, dst.nbytes()) };
+        let mut g = c.benchmark_group("transpose");
+        g.throughput(Throughput::Bytes(dst.nbytes() as u64));
+        g.bench_function(BenchmarkId::from_parameter(id), |b| {
+            b.iter(|| layout::copy(black_box(&t), &mut dst).unwrap());
+        });
+        g.finish();
+    }
     // 1024² between 1040-float row pitches (both sides).
     let pad = filled(&[1024, 1040]);
     let src = pad.restrided(&[1024, 1024], &[1, 1040], 0).unwrap();
@@ -145,6 +161,8 @@ fn summary() {
         ("transpose/1024x512_f64", 1024 * 1024 * 4, "memcpy/1024"),
         ("transpose/1024x2048_u16", 1024 * 1024 * 4, "memcpy/1024"),
         ("transpose/2048_u8", 1024 * 1024 * 4, "memcpy/1024"),
+        ("transpose/4096_u16", 4096 * 2048 * 4, "memcpy/4096x2048"),
+        ("transpose/4096x8192_u8", 4096 * 2048 * 4, "memcpy/4096x2048"),
         ("strided_rows/4096", 4096 * 2048 * 4, "memcpy/4096x2048"),
         ("transpose_fresh/4096", 4096 * 4096 * 4, "memcpy/4096"),
     ];

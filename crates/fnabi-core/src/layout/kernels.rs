@@ -45,8 +45,8 @@ pub(super) unsafe fn kernel(ctx: &Ctx<'_>, src: *const u8, dst: *mut u8) {
                 let p = ctx.dims[k];
                 let t = Tile { p: p.n, q: inner.n, src_q: inner.s, dst_p: p.d };
                 match ctx.es {
-                    1 => transpose_u8(&t, src, dst),
-                    2 => transpose_u16(&t, src, dst),
+                    1 => transpose_u8(&t, src, dst, ctx.nt),
+                    2 => transpose_u16(&t, src, dst, ctx.nt),
                     4 => transpose_u32(&t, src, dst, ctx.nt),
                     _ => transpose_u64(&t, src, dst, ctx.nt),
                 }
@@ -338,7 +338,7 @@ impl<const N: usize> InterleavedStores<N> {
 ///
 /// # Safety
 /// As `transpose_scalar`.
-unsafe fn transpose_u8(t: &Tile, src: *const u8, dst: *mut u8) {
+unsafe fn transpose_u8(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
     #[cfg(target_arch = "x86_64")]
     if t.p >= 64
         && t.q >= 64
@@ -346,9 +346,10 @@ unsafe fn transpose_u8(t: &Tile, src: *const u8, dst: *mut u8) {
         && std::arch::is_x86_feature_detected!("avx512bw")
     {
         // SAFETY: the CPU has AVX-512F and BW (checked above); caller contract.
-        unsafe { transpose_u8_avx512(t, src, dst) };
+        unsafe { transpose_u8_avx512(t, src, dst, nt) };
         return;
     }
+    let _ = nt;
     // SAFETY: caller contract.
     unsafe { transpose_scalar::<u8>(t, src, dst) }
 }
@@ -363,8 +364,9 @@ unsafe fn transpose_u8(t: &Tile, src: *const u8, dst: *mut u8) {
 /// As `transpose_scalar`, and the CPU must support AVX-512F and BW.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw")]
-unsafe fn transpose_u8_avx512(t: &Tile, src: *const u8, dst: *mut u8) {
+unsafe fn transpose_u8_avx512(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
     use std::arch::x86_64::*;
+    let nt = nt && (dst as usize).is_multiple_of(64) && t.dst_p % 64 == 0;
     let (p64, q64) = (t.p & !63, t.q & !63);
     let mut out = InterleavedStores::<64>::new();
     diagonal_tiles(p64 / 64, q64 / 64, 64, 64, |p, q| {
@@ -393,8 +395,18 @@ unsafe fn transpose_u8_avx512(t: &Tile, src: *const u8, dst: *mut u8) {
             block[48 + c] = _mm512_shuffle_i64x2::<0xdd>(ab_hi, ef_hi);
         }
         // SAFETY: destination rows p .. p + 64, elements q .. q + 64 are in
-        // the problem (caller contract); nothing else writes them.
-        unsafe { out.commit(dst.offset(p as isize * t.dst_p + q as isize), t.dst_p) };
+        // the problem (caller contract); nothing else writes them; streaming
+        // stores only to 64-byte aligned rows (checked above).
+        unsafe {
+            let d = dst.offset(p as isize * t.dst_p + q as isize);
+            if nt {
+                for (i, v) in out.block().iter().enumerate() {
+                    _mm512_stream_si512(d.offset(i as isize * t.dst_p).cast(), *v);
+                }
+            } else {
+                out.commit(d, t.dst_p);
+            }
+        }
     });
     // SAFETY: the last block's lines, as committed.
     unsafe { out.finish(t.dst_p) };
@@ -446,7 +458,7 @@ fn transpose16x16_u8_lanes(r: &mut [std::arch::x86_64::__m512i; 16]) {
 ///
 /// # Safety
 /// As `transpose_scalar`.
-unsafe fn transpose_u16(t: &Tile, src: *const u8, dst: *mut u8) {
+unsafe fn transpose_u16(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
     #[cfg(target_arch = "x86_64")]
     if t.p >= 32
         && t.q >= 32
@@ -454,9 +466,10 @@ unsafe fn transpose_u16(t: &Tile, src: *const u8, dst: *mut u8) {
         && std::arch::is_x86_feature_detected!("avx512bw")
     {
         // SAFETY: the CPU has AVX-512F and BW (checked above); caller contract.
-        unsafe { transpose_u16_avx512(t, src, dst) };
+        unsafe { transpose_u16_avx512(t, src, dst, nt) };
         return;
     }
+    let _ = nt;
     // SAFETY: caller contract.
     unsafe { transpose_scalar::<u16>(t, src, dst) }
 }
@@ -473,8 +486,9 @@ unsafe fn transpose_u16(t: &Tile, src: *const u8, dst: *mut u8) {
 /// As `transpose_scalar`, and the CPU must support AVX-512F and BW.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw")]
-unsafe fn transpose_u16_avx512(t: &Tile, src: *const u8, dst: *mut u8) {
+unsafe fn transpose_u16_avx512(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
     use std::arch::x86_64::*;
+    let nt = nt && (dst as usize).is_multiple_of(64) && t.dst_p % 64 == 0;
     let (p32, q32) = (t.p & !31, t.q & !31);
     diagonal_tiles(p32 / 32, q32 / 32, 32, 32, |p, q| {
         // Source rows q .. q + 16 and q + 16 .. q + 32, elements p .. p + 32.
@@ -484,14 +498,20 @@ unsafe fn transpose_u16_avx512(t: &Tile, src: *const u8, dst: *mut u8) {
         // top[k] = [destination row p + k | row p + 16 + k], elements
         // q .. q + 16; bottom[k] the same for elements q + 16 .. q + 32.
         // SAFETY: destination rows p .. p + 32, elements q .. q + 32 are in
-        // the problem (caller contract).
+        // the problem (caller contract); streaming stores only to 64-byte
+        // aligned rows (checked above).
         unsafe {
             let d = dst.offset(p as isize * t.dst_p + q as isize * 2);
             for k in 0..16 {
                 let upper = _mm512_shuffle_i64x2::<0x44>(top[k], bottom[k]);
                 let lower = _mm512_shuffle_i64x2::<0xee>(top[k], bottom[k]);
-                _mm512_storeu_si512(d.offset(k as isize * t.dst_p).cast(), upper);
-                _mm512_storeu_si512(d.offset((16 + k) as isize * t.dst_p).cast(), lower);
+                if nt {
+                    _mm512_stream_si512(d.offset(k as isize * t.dst_p).cast(), upper);
+                    _mm512_stream_si512(d.offset((16 + k) as isize * t.dst_p).cast(), lower);
+                } else {
+                    _mm512_storeu_si512(d.offset(k as isize * t.dst_p).cast(), upper);
+                    _mm512_storeu_si512(d.offset((16 + k) as isize * t.dst_p).cast(), lower);
+                }
             }
         }
     });

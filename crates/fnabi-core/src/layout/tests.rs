@@ -178,6 +178,21 @@ fn transposes_across_ragged_super_blocks() {
     assert!(d.nbytes() >= NON_TEMPORAL_THRESHOLD);
     let v = d.to_vec::<u32>().unwrap();
     assert!(v.iter().enumerate().all(|(i, &x)| x as usize == (i % p) * q + i / p));
+    // 2- and 1-byte elements with streaming stores (ragged edges too).
+    let (p, q) = (32 * 65 + 7, 32 * 66 + 9);
+    let a = Array::from_vec(&[p, q], (0..p * q).map(|x| x as u16).collect()).unwrap();
+    let t = a.permuted(&[1, 0]).unwrap();
+    let d = to_dense(&t, DimOrder::RowMajor).unwrap();
+    assert!(d.nbytes() >= NON_TEMPORAL_THRESHOLD);
+    let v = d.to_vec::<u16>().unwrap();
+    assert!(v.iter().enumerate().all(|(i, &x)| x == ((i % p) * q + i / p) as u16));
+    let (p, q) = (64 * 46 + 5, 64 * 46 + 33);
+    let a = Array::from_vec(&[p, q], (0..p * q).map(|x| (x % 253) as u8).collect()).unwrap();
+    let t = a.permuted(&[1, 0]).unwrap();
+    let d = to_dense(&t, DimOrder::RowMajor).unwrap();
+    assert!(d.nbytes() >= NON_TEMPORAL_THRESHOLD);
+    let v = d.to_vec::<u8>().unwrap();
+    assert!(v.iter().enumerate().all(|(i, &x)| x == (((i % p) * q + i / p) % 253) as u8));
     // 8-byte elements with streaming stores.
     let (p, q) = (8 * 130 + 3, 8 * 130 + 5);
     let a = Array::from_vec(&[p, q], (0..p * q).map(|x| x as i64).collect()).unwrap();
