@@ -37,11 +37,26 @@ fn filled(shape: &[usize]) -> Array<'static> {
 }
 
 fn target(shape: &[usize]) -> Array<'static> {
+    target_of(DType::F32, shape)
+}
+
+fn target_of(dtype: DType, shape: &[usize]) -> Array<'static> {
     // Fault the pages in (zeroed memory maps lazily).
-    let mut a = Array::zeros(DType::F32, shape).unwrap();
+    let mut a = Array::zeros(dtype, shape).unwrap();
     let p = a.as_mut_ptr().unwrap();
     // SAFETY: `a` owns nbytes of fresh memory.
     unsafe { std::ptr::write_bytes(p, 1, a.nbytes()) };
+    a
+}
+
+/// An array of `dtype` whose bytes count up (mod 251): real, faulted-in data.
+fn bytes_filled(dtype: DType, shape: &[usize]) -> Array<'static> {
+    let mut a = target_of(dtype, shape);
+    // SAFETY: `a` owns nbytes of writable memory, shared with nobody.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(a.as_mut_ptr().unwrap(), a.nbytes()) };
+    for (i, b) in bytes.iter_mut().enumerate() {
+        *b = (i % 251) as u8;
+    }
     a
 }
 
@@ -62,7 +77,7 @@ fn memcpy(c: &mut Criterion, id: &str, shape: &[usize]) {
 }
 
 fn convert(c: &mut Criterion, group: &str, id: &str, view: &Array<'_>) {
-    let mut dst = target(view.shape());
+    let mut dst = target_of(view.dtype(), view.shape());
     let mut g = c.benchmark_group(group);
     g.throughput(Throughput::Bytes(dst.nbytes() as u64));
     g.bench_function(BenchmarkId::from_parameter(id), |b| {
@@ -80,52 +95,17 @@ fn benches(c: &mut Criterion) {
     convert(c, "transpose", "1024", &a1.permuted(&[1, 0]).unwrap());
     memcpy(c, "4096x2048", &[4096, 2048]);
     convert(c, "strided_rows", "4096", &a.restrided(&[4096, 2048], &[4096, 2], 0).unwrap());
-    // f64: 1024×512 (4 MiB, the size of the 1024² f32).
-    let n = 1024 * 512;
-    let a64 = Array::from_vec(&[1024, 512], (0..n).map(|i| i as f64).collect()).unwrap().to_contiguous().unwrap();
-    let t64 = a64.permuted(&[1, 0]).unwrap();
-    let mut dst64 = Array::zeros(DType::F64, &[512, 1024]).unwrap();
-    let mut g = c.benchmark_group("transpose");
-    g.throughput(Throughput::Bytes(n as u64 * 8));
-    g.bench_function(BenchmarkId::from_parameter("1024x512_f64"), |b| {
-        b.iter(|| layout::copy(black_box(&t64), &mut dst64).unwrap());
-    });
-    g.finish();
-    // u16: 1024×2048 (4 MiB).
-    let n = 1024 * 2048;
-    let a16 = Array::from_vec(&[1024, 2048], (0..n).map(|i| i as u16).collect()).unwrap().to_contiguous().unwrap();
-    let t16 = a16.permuted(&[1, 0]).unwrap();
-    let mut dst16 = Array::zeros(DType::U16, &[2048, 1024]).unwrap();
-    let mut g = c.benchmark_group("transpose");
-    g.throughput(Throughput::Bytes(n as u64 * 2));
-    g.bench_function(BenchmarkId::from_parameter("1024x2048_u16"), |b| {
-        b.iter(|| layout::copy(black_box(&t16), &mut dst16).unwrap());
-    });
-    g.finish();
-    // u8: 2048² (4 MiB).
-    let n = 2048 * 2048;
-    let a8 = Array::from_vec(&[2048, 2048], (0..n).map(|i| i as u8).collect()).unwrap().to_contiguous().unwrap();
-    let t8 = a8.permuted(&[1, 0]).unwrap();
-    let mut dst8 = Array::zeros(DType::U8, &[2048, 2048]).unwrap();
-    let mut g = c.benchmark_group("transpose");
-    g.throughput(Throughput::Bytes(n as u64));
-    g.bench_function(BenchmarkId::from_parameter("2048_u8"), |b| {
-        b.iter(|| layout::copy(black_box(&t8), &mut dst8).unwrap());
-    });
-    g.finish();
-    // Streamed 2- and 1-byte transposes: 4096² u16 and 4096×8192 u8 (32 MiB each).
-    for (id, dtype, shape) in [("4096_u16", DType::U16, [4096usize, 4096]), ("4096x8192_u8", DType::U8, [4096, 8192])] {
-        let src = Array::zeros(dtype, &shape).unwrap();
-        let t = src.permuted(&[1, 0]).unwrap();
-        let mut dst = Array::zeros(dtype, &[shape[1], shape[0]]).unwrap();
-        // SAFETY: `dst` owns this many bytes of fresh memory: fault them in.
-        unsafe { std::ptr::write_bytes(dst.as_mut_ptr().unwrap(), 1, dst.nbytes()) };
-        let mut g = c.benchmark_group("transpose");
-        g.throughput(Throughput::Bytes(dst.nbytes() as u64));
-        g.bench_function(BenchmarkId::from_parameter(id), |b| {
-            b.iter(|| layout::copy(black_box(&t), &mut dst).unwrap());
-        });
-        g.finish();
+    // Other element sizes, 4 MiB each (the size of the 1024² f32), and 2-
+    // and 1-byte ones of 32 MiB (streaming stores).
+    for (id, dtype, shape) in [
+        ("1024x512_f64", DType::F64, [1024usize, 512]),
+        ("1024x2048_u16", DType::U16, [1024, 2048]),
+        ("2048_u8", DType::U8, [2048, 2048]),
+        ("4096_u16", DType::U16, [4096, 4096]),
+        ("4096x8192_u8", DType::U8, [4096, 8192]),
+    ] {
+        let a = bytes_filled(dtype, &shape);
+        convert(c, "transpose", id, &a.permuted(&[1, 0]).unwrap());
     }
     // 1024² between 1040-float row pitches (both sides).
     let pad = filled(&[1024, 1040]);

@@ -369,7 +369,7 @@ unsafe fn transpose_u8_avx512(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) 
     let nt = nt && (dst as usize).is_multiple_of(64) && t.dst_p % 64 == 0;
     let (p64, q64) = (t.p & !63, t.q & !63);
     let mut out = InterleavedStores::<64>::new();
-    diagonal_tiles(p64 / 64, q64 / 64, 64, 64, |p, q| {
+    diagonal_tiles(p64 / 64, q64 / 64, 64, if nt { 16 } else { 64 }, |p, q| {
         // quarter[s][c], lane l: destination row p + 16·l + c, elements
         // q + 16·s .. + 16.
         let mut quarter = [[_mm512_setzero_si512(); 16]; 4];
