@@ -14,8 +14,9 @@
 //! - `transpose/1024x512_f64`, `transpose/1024x2048_u16`,
 //!   `transpose/2048_u8`: `ascontiguousarray(a.T)` of a 1024×512 f64, a
 //!   1024×2048 u16 and a 2048² u8 (4 MiB each, beside `memcpy/1024`);
-//! - `transpose/4096_u16`, `transpose/4096x8192_u8`: the same for 32 MiB
-//!   outputs (streaming stores; beside `memcpy/4096x2048`);
+//! - `transpose/2048_f64`, `transpose/4096_u16`, `transpose/4096x8192_u8`:
+//!   the same for 32 MiB outputs (streaming stores; beside
+//!   `memcpy/4096x2048`);
 //! - `transpose/1024_pitch1040`: the same 1024² transpose between buffers
 //!   whose rows are 1040 floats apart (4160 bytes, not a power of two): what
 //!   the kernel reaches when a tile's 16 rows do not share one L1 set, the
@@ -101,6 +102,7 @@ fn benches(c: &mut Criterion) {
         ("1024x512_f64", DType::F64, [1024usize, 512]),
         ("1024x2048_u16", DType::U16, [1024, 2048]),
         ("2048_u8", DType::U8, [2048, 2048]),
+        ("2048_f64", DType::F64, [2048, 2048]),
         ("4096_u16", DType::U16, [4096, 4096]),
         ("4096x8192_u8", DType::U8, [4096, 8192]),
     ] {
@@ -141,6 +143,7 @@ fn summary() {
         ("transpose/1024x512_f64", 1024 * 1024 * 4, "memcpy/1024"),
         ("transpose/1024x2048_u16", 1024 * 1024 * 4, "memcpy/1024"),
         ("transpose/2048_u8", 1024 * 1024 * 4, "memcpy/1024"),
+        ("transpose/2048_f64", 4096 * 2048 * 4, "memcpy/4096x2048"),
         ("transpose/4096_u16", 4096 * 2048 * 4, "memcpy/4096x2048"),
         ("transpose/4096x8192_u8", 4096 * 2048 * 4, "memcpy/4096x2048"),
         ("strided_rows/4096", 4096 * 2048 * 4, "memcpy/4096x2048"),
