@@ -14,6 +14,9 @@
 //! - `transpose/1024x512_f64`, `transpose/1024x2048_u16`,
 //!   `transpose/2048_u8`: `ascontiguousarray(a.T)` of a 1024×512 f64, a
 //!   1024×2048 u16 and a 2048² u8 (4 MiB each, beside `memcpy/1024`);
+//! - `transpose/batch_16x16`, `transpose/batch_64x64_u8`: 4096 f32 16×16
+//!   and 1024 u8 64×64 matrices transposed each (one kernel call per
+//!   matrix: the per-call cost);
 //! - `transpose/2048_f64`, `transpose/4096_u16`, `transpose/4096x8192_u8`:
 //!   the same for 32 MiB outputs (streaming stores; beside
 //!   `memcpy/4096x2048`);
@@ -109,6 +112,12 @@ fn benches(c: &mut Criterion) {
         let a = bytes_filled(dtype, &shape);
         convert(c, "transpose", id, &a.permuted(&[1, 0]).unwrap());
     }
+    // Many small transposes: 4096 f32 16×16 and 1024 u8 64×64 matrices
+    // (4 MiB each), one kernel call each.
+    let batch = filled(&[4096, 16, 16]);
+    convert(c, "transpose", "batch_16x16", &batch.permuted(&[0, 2, 1]).unwrap());
+    let batch8 = bytes_filled(DType::U8, &[1024, 64, 64]);
+    convert(c, "transpose", "batch_64x64_u8", &batch8.permuted(&[0, 2, 1]).unwrap());
     // 1024² between 1040-float row pitches (both sides).
     let pad = filled(&[1024, 1040]);
     let src = pad.restrided(&[1024, 1024], &[1, 1040], 0).unwrap();
@@ -143,6 +152,8 @@ fn summary() {
         ("transpose/1024x512_f64", 1024 * 1024 * 4, "memcpy/1024"),
         ("transpose/1024x2048_u16", 1024 * 1024 * 4, "memcpy/1024"),
         ("transpose/2048_u8", 1024 * 1024 * 4, "memcpy/1024"),
+        ("transpose/batch_16x16", 1024 * 1024 * 4, "memcpy/1024"),
+        ("transpose/batch_64x64_u8", 1024 * 1024 * 4, "memcpy/1024"),
         ("transpose/2048_f64", 4096 * 2048 * 4, "memcpy/4096x2048"),
         ("transpose/4096_u16", 4096 * 2048 * 4, "memcpy/4096x2048"),
         ("transpose/4096x8192_u8", 4096 * 2048 * 4, "memcpy/4096x2048"),

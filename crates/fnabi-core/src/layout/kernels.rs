@@ -5,6 +5,8 @@
 //! nothing extra on the targets fnabi runs on.
 
 use super::{Ctx, Kernel};
+#[cfg(target_arch = "x86_64")]
+use std::mem::MaybeUninit;
 
 /// Tile edge (in elements) of the blocked transpose: a 32×32 tile of 8-byte
 /// elements is 8 KiB of source and 8 KiB of destination, well inside L1.
@@ -252,6 +254,22 @@ unsafe fn tile_scalar<T: Copy>(
     }
 }
 
+/// How many of `n` lines `pitch` bytes apart share the fullest set of a
+/// 64-set L1 with 64-byte lines (x86-64 L1 data caches since long: 32 or
+/// 48 KiB, 8 or 12 ways). A pitch that is not a whole number of lines
+/// spreads them.
+fn lines_per_l1_set(n: usize, pitch: isize) -> usize {
+    let pitch = pitch.unsigned_abs();
+    if !pitch.is_multiple_of(64) {
+        return 1;
+    }
+    // Line i falls into set (first + i·step) mod 64: `64 / gcd(step, 64)`
+    // sets in turn.
+    let step = (pitch / 64) % 64;
+    let sets = if step == 0 { 1 } else { 64 >> step.trailing_zeros().min(6) };
+    n.div_ceil(sets)
+}
+
 /// Whole destination lines of consecutive transpose blocks, stored so that
 /// no more than 8 stores in a row go to one L1 set: with power-of-two row
 /// pitches all lines of a block (same columns, consecutive rows) share one
@@ -263,7 +281,10 @@ unsafe fn tile_scalar<T: Copy>(
 /// this (they bypass the L1).
 #[cfg(target_arch = "x86_64")]
 struct InterleavedStores<const N: usize> {
-    lines: [[std::arch::x86_64::__m512i; N]; 2],
+    /// Not zeroed: a kernel call may be one small tile of a batch, where
+    /// clearing 2–8 KiB cost more than the tile (a batch of 16×16 f32
+    /// transposes took 2.2× as long with it).
+    lines: [[MaybeUninit<std::arch::x86_64::__m512i>; N]; 2],
     at: [*mut u8; 2],
     cur: usize,
     waiting: bool,
@@ -271,16 +292,20 @@ struct InterleavedStores<const N: usize> {
 
 #[cfg(target_arch = "x86_64")]
 impl<const N: usize> InterleavedStores<N> {
-    #[target_feature(enable = "avx512f")]
     fn new() -> Self {
         const { assert!(N.is_multiple_of(16)) };
-        let zero = std::arch::x86_64::_mm512_setzero_si512();
-        InterleavedStores { lines: [[zero; N]; 2], at: [std::ptr::null_mut(); 2], cur: 0, waiting: false }
+        InterleavedStores {
+            lines: [[const { MaybeUninit::uninit() }; N]; 2],
+            at: [std::ptr::null_mut(); 2],
+            cur: 0,
+            waiting: false,
+        }
     }
 
     /// The block being made: line `i` goes to `d + i·pitch` of its commit.
+    /// Every line must be written before the commit.
     #[inline(always)]
-    fn block(&mut self) -> &mut [std::arch::x86_64::__m512i; N] {
+    fn block(&mut self) -> &mut [MaybeUninit<std::arch::x86_64::__m512i>; N] {
         &mut self.lines[self.cur]
     }
 
@@ -288,8 +313,9 @@ impl<const N: usize> InterleavedStores<N> {
     /// the next commit (or `finish`).
     ///
     /// # Safety
-    /// The `N` lines of 64 bytes at `d + i·pitch` are writable, and stay so
-    /// until the next commit or `finish`; the CPU supports AVX-512F.
+    /// Every line of `block()` was written since the last commit; the `N`
+    /// lines of 64 bytes at `d + i·pitch` are writable, and stay so until
+    /// the next commit or `finish`; the CPU supports AVX-512F.
     #[target_feature(enable = "avx512f")]
     #[inline]
     unsafe fn commit(&mut self, d: *mut u8, pitch: isize) {
@@ -298,14 +324,16 @@ impl<const N: usize> InterleavedStores<N> {
         self.at[cur] = d;
         let half = N / 2;
         for g in 0..half / 8 {
-            // SAFETY: the lines are writable (this and the previous commit's contract).
+            // SAFETY: the lines are written and their destinations writable
+            // (this and the previous commit's contract).
             unsafe {
                 for i in 8 * g..8 * g + 8 {
-                    _mm512_storeu_si512(d.offset(i as isize * pitch).cast(), self.lines[cur][i]);
+                    _mm512_storeu_si512(d.offset(i as isize * pitch).cast(), self.lines[cur][i].assume_init());
                 }
                 if self.waiting {
                     for i in half + 8 * g..half + 8 * g + 8 {
-                        _mm512_storeu_si512(self.at[prev].offset(i as isize * pitch).cast(), self.lines[prev][i]);
+                        let to = self.at[prev].offset(i as isize * pitch);
+                        _mm512_storeu_si512(to.cast(), self.lines[prev][i].assume_init());
                     }
                 }
             }
@@ -327,7 +355,10 @@ impl<const N: usize> InterleavedStores<N> {
         let last = 1 - self.cur;
         for i in N / 2..N {
             // SAFETY: as the last commit's contract.
-            unsafe { _mm512_storeu_si512(self.at[last].offset(i as isize * pitch).cast(), self.lines[last][i]) };
+            unsafe {
+                let to = self.at[last].offset(i as isize * pitch);
+                _mm512_storeu_si512(to.cast(), self.lines[last][i].assume_init());
+            }
         }
         self.waiting = false;
     }
@@ -368,6 +399,7 @@ unsafe fn transpose_u8_avx512(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) 
     use std::arch::x86_64::*;
     let nt = nt && (dst as usize).is_multiple_of(64) && t.dst_p % 64 == 0;
     let (p64, q64) = (t.p & !63, t.q & !63);
+    let interleave = lines_per_l1_set(64, t.dst_p) > 8;
     let mut out = InterleavedStores::<64>::new();
     diagonal_tiles(p64 / 64, q64 / 64, 64, if nt { 16 } else { 64 }, |p, q| {
         if nt && p + 191 < t.p && q + 191 < t.q {
@@ -389,24 +421,30 @@ unsafe fn transpose_u8_avx512(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) 
             }
             transpose16x16_u8_lanes(w);
         }
+        // Every line of the block is written here.
         let block = out.block();
         for c in 0..16 {
             let [a, b, e, f] = [quarter[0][c], quarter[1][c], quarter[2][c], quarter[3][c]];
             let (ab_lo, ab_hi) = (_mm512_shuffle_i64x2::<0x44>(a, b), _mm512_shuffle_i64x2::<0xee>(a, b));
             let (ef_lo, ef_hi) = (_mm512_shuffle_i64x2::<0x44>(e, f), _mm512_shuffle_i64x2::<0xee>(e, f));
-            block[c] = _mm512_shuffle_i64x2::<0x88>(ab_lo, ef_lo);
-            block[16 + c] = _mm512_shuffle_i64x2::<0xdd>(ab_lo, ef_lo);
-            block[32 + c] = _mm512_shuffle_i64x2::<0x88>(ab_hi, ef_hi);
-            block[48 + c] = _mm512_shuffle_i64x2::<0xdd>(ab_hi, ef_hi);
+            block[c].write(_mm512_shuffle_i64x2::<0x88>(ab_lo, ef_lo));
+            block[16 + c].write(_mm512_shuffle_i64x2::<0xdd>(ab_lo, ef_lo));
+            block[32 + c].write(_mm512_shuffle_i64x2::<0x88>(ab_hi, ef_hi));
+            block[48 + c].write(_mm512_shuffle_i64x2::<0xdd>(ab_hi, ef_hi));
         }
-        // SAFETY: destination rows p .. p + 64, elements q .. q + 64 are in
-        // the problem (caller contract); nothing else writes them; streaming
-        // stores only to 64-byte aligned rows (checked above).
+        // SAFETY: every line of the block was written above; destination
+        // rows p .. p + 64, elements q .. q + 64 are in the problem (caller
+        // contract) and nothing else writes them; streaming stores only to
+        // 64-byte aligned rows (checked above).
         unsafe {
             let d = dst.offset(p as isize * t.dst_p + q as isize);
             if nt {
                 for (i, v) in out.block().iter().enumerate() {
-                    _mm512_stream_si512(d.offset(i as isize * t.dst_p).cast(), *v);
+                    _mm512_stream_si512(d.offset(i as isize * t.dst_p).cast(), v.assume_init());
+                }
+            } else if !interleave {
+                for (i, v) in out.block().iter().enumerate() {
+                    _mm512_storeu_si512(d.offset(i as isize * t.dst_p).cast(), v.assume_init());
                 }
             } else {
                 out.commit(d, t.dst_p);
@@ -691,23 +729,27 @@ unsafe fn transpose_u32_avx512(t: &Tile, src: *const u8, dst: *mut u8, nt: bool)
     // 110 µs; 4096² streamed: 7.0 -> 4.4 ms on the development machine;
     // DESIGN.md, "Transpose".)
     let (tp, tq) = (p16 / 16, q16 / 16);
-    if nt {
-        diagonal_tiles(tp, tq, 16, 16, |p, q| {
+    if nt || lines_per_l1_set(16, t.dst_p) <= 8 {
+        diagonal_tiles(tp, tq, 16, if nt { 16 } else { 64 }, |p, q| {
             // SAFETY: p + 15 < t.p and q + 15 < t.q: all 256 elements are
             // in the problem (caller contract), and so are those prefetched
-            // (p + 47 < t.p, q + 47 < t.q); AVX-512F is enabled; the
-            // destination rows are 64-byte aligned (checked above).
+            // (p + 47 < t.p, q + 47 < t.q); AVX-512F is enabled; streaming
+            // stores only to 64-byte aligned rows (checked above).
             unsafe {
                 // The source of the tile two steps down this diagonal, from
                 // memory (a streamed output is too large for the caches, and
                 // its input usually too): 4096² 73–75 → 80 % of memcpy.
-                if p + 47 < t.p && q + 47 < t.q {
+                if nt && p + 47 < t.p && q + 47 < t.q {
                     prefetch_lines(src.offset((p + 32) as isize * 4 + (q + 32) as isize * t.src_q), t.src_q, 16);
                 }
                 let r = load_tile16(t, src, p, q);
                 let d = dst.offset(p as isize * t.dst_p + q as isize * 4);
                 for (i, v) in r.iter().enumerate() {
-                    _mm512_stream_ps(d.offset(i as isize * t.dst_p).cast(), *v);
+                    if nt {
+                        _mm512_stream_ps(d.offset(i as isize * t.dst_p).cast(), *v);
+                    } else {
+                        _mm512_storeu_ps(d.offset(i as isize * t.dst_p).cast(), *v);
+                    }
                 }
             }
         });
@@ -716,11 +758,13 @@ unsafe fn transpose_u32_avx512(t: &Tile, src: *const u8, dst: *mut u8, nt: bool)
         diagonal_tiles(tp, tq, 16, 64, |p, q| {
             // SAFETY: as above.
             let r = unsafe { load_tile16(t, src, p, q) };
+            // Every line of the block is written here.
             for (line, v) in out.block().iter_mut().zip(r) {
-                *line = _mm512_castps_si512(v);
+                line.write(_mm512_castps_si512(v));
             }
-            // SAFETY: destination rows p .. p + 16, elements q .. q + 16 are
-            // in the problem (caller contract); nothing else writes them.
+            // SAFETY: every line of the block was written above; destination
+            // rows p .. p + 16, elements q .. q + 16 are in the problem
+            // (caller contract) and nothing else writes them.
             unsafe { out.commit(dst.offset(p as isize * t.dst_p + q as isize * 4), t.dst_p) };
         });
         // SAFETY: the last tile's lines, as committed.
@@ -755,14 +799,30 @@ unsafe fn prefetch_lines(first: *const u8, pitch: isize, n: usize) {
 /// tiles differ in both coordinates.
 #[inline(always)]
 fn diagonal_tiles(tp: usize, tq: usize, edge: usize, sup: usize, mut f: impl FnMut(usize, usize)) {
+    if tp * tq <= 4 {
+        // A few tiles (one small matrix of a batch, say): nothing to gain
+        // from the order, and the walk's setup showed (a batch of 16×16 f32
+        // took 1.4× as long through it).
+        for k in 0..tp {
+            for j in 0..tq {
+                f(k * edge, j * edge);
+            }
+        }
+        return;
+    }
     for sp in (0..tp).step_by(sup) {
         let a = sup.min(tp - sp);
         for sq in (0..tq).step_by(sup) {
             let b = sup.min(tq - sq);
             for d in 0..b {
+                // j = (k + d) mod b, kept without a division.
+                let mut j = d;
                 for k in 0..a {
-                    let j = (k % b + d) % b;
                     f((sp + k) * edge, (sq + j) * edge);
+                    j += 1;
+                    if j == b {
+                        j = 0;
+                    }
                 }
             }
         }
@@ -961,5 +1021,27 @@ unsafe fn transpose_u64(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
         let _ = nt;
         // SAFETY: caller contract.
         unsafe { transpose_scalar::<u64>(t, src, dst) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lines_per_l1_set;
+
+    #[test]
+    fn lines_per_set_of_pitches() {
+        // Power-of-two pitches of 4 KiB and more: one set for all.
+        assert_eq!(lines_per_l1_set(16, 4096), 16);
+        assert_eq!(lines_per_l1_set(16, 16384), 16);
+        assert_eq!(lines_per_l1_set(16, -4096), 16);
+        // 2 KiB: two sets in turn; 1 KiB: four.
+        assert_eq!(lines_per_l1_set(16, 2048), 8);
+        assert_eq!(lines_per_l1_set(64, 2048), 32);
+        assert_eq!(lines_per_l1_set(64, 1024), 16);
+        // Contiguous rows, an odd number of lines, or not whole lines: spread.
+        assert_eq!(lines_per_l1_set(16, 64), 1);
+        assert_eq!(lines_per_l1_set(16, 4160), 1);
+        assert_eq!(lines_per_l1_set(16, 100), 1);
+        assert_eq!(lines_per_l1_set(64, 192), 1);
     }
 }

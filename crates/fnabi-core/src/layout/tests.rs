@@ -232,3 +232,22 @@ fn transposes_of_reversed_rows() {
         assert_eq!(at(&dv, q - 1, p - 1, p), at(&av, 0, q - 1, q), "{}", a.dtype());
     }
 }
+
+#[test]
+fn batches_of_small_transposes() {
+    // Each matrix of a batch is one kernel call of a few tiles (the plain
+    // walk of `diagonal_tiles`): 2×2 tiles plus a ragged column, per size.
+    for (es, edge) in [(1usize, 64usize), (2, 32), (4, 16), (8, 8)] {
+        let shape = [3, 2 * edge, 2 * edge + 1];
+        let n: usize = shape.iter().product();
+        let a = match es {
+            1 => Array::from_vec(&shape, (0..n).map(|x| (x % 251) as u8).collect()).unwrap(),
+            2 => Array::from_vec(&shape, (0..n).map(|x| x as u16).collect()).unwrap(),
+            4 => Array::from_vec(&shape, (0..n).map(|x| x as f32).collect()).unwrap(),
+            _ => Array::from_vec(&shape, (0..n).map(|x| x as f64).collect()).unwrap(),
+        };
+        let t = a.permuted(&[0, 2, 1]).unwrap();
+        let d = to_dense(&t, DimOrder::RowMajor).unwrap();
+        assert_eq!(d, t, "{}", a.dtype());
+    }
+}
