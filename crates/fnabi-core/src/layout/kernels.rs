@@ -364,6 +364,16 @@ impl<const N: usize> InterleavedStores<N> {
     }
 }
 
+/// True when `t` holds at least one `edge × edge` block and the CPU has
+/// AVX-512F and BW (the 1- and 2-byte block kernels).
+#[cfg(target_arch = "x86_64")]
+fn avx512bw_blocks(t: &Tile, edge: usize) -> bool {
+    t.p >= edge
+        && t.q >= edge
+        && std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+}
+
 /// 1-byte transpose: 64×64 AVX-512BW blocks when the CPU has them, else
 /// cache-blocked scalar tiles.
 ///
@@ -371,11 +381,7 @@ impl<const N: usize> InterleavedStores<N> {
 /// As `transpose_scalar`.
 unsafe fn transpose_u8(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
     #[cfg(target_arch = "x86_64")]
-    if t.p >= 64
-        && t.q >= 64
-        && std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512bw")
-    {
+    if avx512bw_blocks(t, 64) {
         // SAFETY: the CPU has AVX-512F and BW (checked above); caller contract.
         unsafe { transpose_u8_avx512(t, src, dst, nt) };
         return;
@@ -503,11 +509,7 @@ fn transpose16x16_u8_lanes(r: &mut [std::arch::x86_64::__m512i; 16]) {
 /// As `transpose_scalar`.
 unsafe fn transpose_u16(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
     #[cfg(target_arch = "x86_64")]
-    if t.p >= 32
-        && t.q >= 32
-        && std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512bw")
-    {
+    if avx512bw_blocks(t, 32) {
         // SAFETY: the CPU has AVX-512F and BW (checked above); caller contract.
         unsafe { transpose_u16_avx512(t, src, dst, nt) };
         return;
