@@ -214,6 +214,7 @@ impl<'a> SipReader<'a> {
 /// the checks cannot drift apart.
 trait Build<'a> {
     type Value;
+    /// What a builder keeps of an open struct.
     type Seq;
     type Dict;
     /// Whether `open_seq`/`open_dict` use the number of entries (it costs
@@ -238,26 +239,35 @@ impl<'a, V: SipVisitor<'a>> Build<'a> for Events<'_, V> {
     type Seq = ();
     type Dict = ();
     const COUNTS: bool = false;
+    #[inline(always)]
     fn leaf(&mut self, raw_index: usize) {
         self.0.leaf(raw_index);
     }
+    #[inline(always)]
     fn open_seq(&mut self, _: usize) {
         self.0.open(StructKind::Sequence);
     }
+    #[inline(always)]
     fn open_dict(&mut self, _: usize) {
         self.0.open(StructKind::Dict);
     }
+    #[inline(always)]
     fn integer_key(&mut self, key: usize) {
         self.0.integer_key(key);
     }
+    #[inline(always)]
     fn string_key(&mut self, key: &'a str) {
         self.0.string_key(key);
     }
+    #[inline(always)]
     fn seq_entry(&mut self, _: &mut (), _: usize, _: ()) {}
+    #[inline(always)]
     fn dict_entry(&mut self, _: &mut (), _: &'a str, _: ()) {}
+    #[inline(always)]
     fn close_seq(&mut self, _: ()) {
         self.0.close();
     }
+    #[inline(always)]
     fn close_dict(&mut self, _: ()) {
         self.0.close();
     }
@@ -278,6 +288,7 @@ impl Seen {
         Seen { small: [0; 16], large: Vec::new(), first_repeat: None }
     }
 
+    #[inline(always)]
     fn add(&mut self, raw: u32, offset: usize) {
         if let Some(word) = self.small.get_mut((raw / 64) as usize) {
             let bit = 1u64 << (raw % 64);
@@ -334,9 +345,19 @@ pub fn visit_side<'a, V: SipVisitor<'a>>(content: &'a [u8], offset: usize, visit
 }
 
 /// The state of one side's parse besides the builder.
+///
+/// The parser reads the side's bytes itself instead of through a
+/// [`SignatureParser`] per struct: at each position it knows which
+/// component is due (a `k` key, a `K` key, a `_` leaf, an `S`/`D` struct)
+/// and reads that one's usual form in place (at most nine digits, no sign).
+/// Anything else — another tag, a sign, a long digit run, a malformed
+/// span — goes to the generic lexer ([`Side::component`]), which either
+/// reads a component the slow way (`k0000000001` is still key 1) or
+/// reports its error, so the errors are the lexer's, offsets included.
 struct Side<'a> {
     seen: Seen,
-    /// The side's content and its absolute offset.
+    /// The side's content and its absolute offset; positions below are
+    /// indices into `content`.
     content: &'a [u8],
     offset: usize,
     /// The content as text when it is UTF-8: checked once, at the first
@@ -344,17 +365,85 @@ struct Side<'a> {
     text: Option<Option<&'a str>>,
 }
 
+/// Up to nine decimal digits at `body[pos..]`: their value and the
+/// position after them. `None` without digits or with more than nine
+/// (which may leave the 32-bit range: the generic lexer decides).
+#[inline(always)]
+fn short_digits(body: &[u8], mut pos: usize) -> Option<(u32, usize)> {
+    let d0 = pos;
+    let mut value: u32 = 0;
+    while let Some(&b) = body.get(pos) {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        value = value.wrapping_mul(10).wrapping_add(u32::from(d));
+        pos += 1;
+    }
+    if pos == d0 || pos - d0 > 9 { None } else { Some((value, pos)) }
+}
+
+/// The span whose tag is at `body[pos]`, when its length has at most nine
+/// digits and is well formed: its content's start and its end.
+#[inline(always)]
+fn short_span(body: &[u8], pos: usize) -> Option<(usize, usize)> {
+    let (declared, bang) = short_digits(body, pos + 1)?;
+    let declared = declared as usize;
+    if declared == 0 || declared > body.len() - bang || body[bang] != b'!' {
+        return None;
+    }
+    Some((bang + 1, bang + declared))
+}
+
+/// Orders two keys by bytes, eight at a time (keys are short: a call to
+/// `memcmp` costs more than the compare).
+#[inline(always)]
+fn compare_keys(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 8 <= n {
+        let x = u64::from_be_bytes(a[i..i + 8].try_into().unwrap_or_default());
+        let y = u64::from_be_bytes(b[i..i + 8].try_into().unwrap_or_default());
+        if x != y {
+            return x.cmp(&y);
+        }
+        i += 8;
+    }
+    while i < n {
+        if a[i] != b[i] {
+            return a[i].cmp(&b[i]);
+        }
+        i += 1;
+    }
+    a.len().cmp(&b.len())
+}
+
 impl<'a> Side<'a> {
-    /// The dict key `content` (at absolute `content_offset`; the span's tag
-    /// is at `offset`) as text.
-    #[inline]
-    fn key(&mut self, content: &'a [u8], content_offset: usize, offset: usize) -> Result<&'a str, ParseError> {
-        let start = content_offset - self.offset;
+    #[cold]
+    fn error(&self, pos: usize, kind: ParseErrorKind) -> ParseError {
+        ParseError::new(self.offset + pos, kind)
+    }
+
+    /// The component at `body[pos]` (there is one) read by the generic
+    /// lexer, and the position after it: the slow path.
+    #[cold]
+    #[inline(never)]
+    fn component(&self, body: &'a [u8], pos: usize) -> Result<(Component<'a>, usize), ParseError> {
+        let mut p = SignatureParser::with_offset(&body[pos..], self.offset + pos);
+        match p.next() {
+            Some(c) => Ok((c?, p.offset() - self.offset)),
+            None => Err(self.error(pos, ParseErrorKind::MissingValue)),
+        }
+    }
+
+    /// The dict key `content` (at `start`; the span's tag is at `tag_pos`) as text.
+    #[inline(always)]
+    fn key(&mut self, start: usize, end: usize, tag_pos: usize) -> Result<&'a str, ParseError> {
         let side = self.content;
         let text = *self.text.get_or_insert_with(|| std::str::from_utf8(side).ok());
-        match text.and_then(|t| t.get(start..start + content.len())) {
+        match text.and_then(|t| t.get(start..end)) {
             Some(key) => Ok(key),
-            None => std::str::from_utf8(content).map_err(|_| ParseError::new(offset, ParseErrorKind::NonUtf8Key)),
+            None => std::str::from_utf8(&side[start..end]).map_err(|_| self.error(tag_pos, ParseErrorKind::NonUtf8Key)),
         }
     }
 }
@@ -365,48 +454,65 @@ fn side<'a, B: Build<'a>>(content: &'a [u8], offset: usize, b: &mut B) -> Result
         return Ok(None);
     }
     let mut side = Side { seen: Seen::new(), content, offset, text: None };
-    let mut p = SignatureParser::with_offset(content, offset);
-    let value = parse_value(&mut p, false, 0, b, &mut side)?;
-    if value.is_some()
-        && let Some(c) = p.next()
-    {
-        return Err(ParseError::new(c?.offset(), ParseErrorKind::MultipleValues));
+    let (value, end) = parse_value(content, 0, false, 0, b, &mut side)?;
+    if end < content.len() {
+        let (c, _) = side.component(content, end)?;
+        return Err(ParseError::new(c.offset(), ParseErrorKind::MultipleValues));
     }
     side.seen.check()?;
-    Ok(value)
+    Ok(Some(value))
 }
 
-/// The value due next in `p` (`None` at its end), inside `depth` open
-/// structs (`in_struct`: after a key, else at the top of a side).
-///
-/// The component is read here, not handed in: a component or parser copied
-/// into a call is written a field at a time and read back whole, which
-/// stalls the CPU (spans go down as their parts).
+/// The value at `body[pos]` (there is one) and the position after it,
+/// inside `depth` open structs (`in_struct`: after a key, else at the top
+/// of a side). `body` ends where the innermost open struct ends.
+#[inline(always)]
 fn parse_value<'a, B: Build<'a>>(
-    p: &mut SignatureParser<'a>,
+    body: &'a [u8],
+    pos: usize,
     in_struct: bool,
     depth: usize,
     b: &mut B,
     side: &mut Side<'a>,
-) -> Result<Option<B::Value>, ParseError> {
-    let Some(c) = p.next() else { return Ok(None) };
-    match c? {
+) -> Result<(B::Value, usize), ParseError> {
+    let tag = body[pos];
+    if tag == b'_' {
+        if let Some((raw, next)) = short_digits(body, pos + 1) {
+            side.seen.add(raw, side.offset + pos);
+            return Ok((b.leaf(raw as usize), next));
+        }
+    } else if (tag == b'S' || tag == b'D')
+        && let Some((start, end)) = short_span(body, pos)
+    {
+        return parse_struct(tag, &body[..end], start, pos, depth, b, side).map(|v| (v, end));
+    }
+    value_slow(body, pos, in_struct, depth, b, side)
+}
+
+/// [`parse_value`] of a component that is not a leaf or struct in its
+/// usual form: read by the generic lexer, then checked.
+#[cold]
+#[inline(never)]
+fn value_slow<'a, B: Build<'a>>(
+    body: &'a [u8],
+    pos: usize,
+    in_struct: bool,
+    depth: usize,
+    b: &mut B,
+    side: &mut Side<'a>,
+) -> Result<(B::Value, usize), ParseError> {
+    let (c, next) = side.component(body, pos)?;
+    match c {
         Component::Integer { tag: b'_', value, offset } => {
             if value < 0 {
                 return Err(ParseError::new(offset, ParseErrorKind::NegativeIndex(value)));
             }
             side.seen.add(value as u32, offset);
-            Ok(Some(b.leaf(value as usize)))
+            Ok((b.leaf(value as usize), next))
         }
-        Component::Span { tag: tag @ (b'S' | b'D'), content, content_offset, offset } => {
-            if depth >= MAX_DEPTH {
-                return Err(ParseError::new(offset, ParseErrorKind::TooDeep(MAX_DEPTH)));
-            }
-            if tag == b'S' {
-                parse_sequence(content, content_offset, depth + 1, b, side).map(Some)
-            } else {
-                parse_dict(content, content_offset, depth + 1, b, side).map(Some)
-            }
+        Component::Span { tag: tag @ (b'S' | b'D'), content, content_offset, .. } => {
+            let start = content_offset - side.offset;
+            parse_struct(tag, &body[..start + content.len()], start, pos, depth, b, side).map(|v| (v, next))
         }
         c => {
             let tag = c.tag();
@@ -417,6 +523,28 @@ fn parse_value<'a, B: Build<'a>>(
             };
             Err(ParseError::new(c.offset(), kind))
         }
+    }
+}
+
+/// The struct (`S` or `D`, tag at `pos`) whose content is `body[start..]`,
+/// inside `depth` open structs: the depth check, then its entries.
+#[inline(always)]
+fn parse_struct<'a, B: Build<'a>>(
+    tag: u8,
+    body: &'a [u8],
+    start: usize,
+    pos: usize,
+    depth: usize,
+    b: &mut B,
+    side: &mut Side<'a>,
+) -> Result<B::Value, ParseError> {
+    if depth >= MAX_DEPTH {
+        return Err(side.error(pos, ParseErrorKind::TooDeep(MAX_DEPTH)));
+    }
+    if tag == b'S' {
+        parse_sequence(body, start, depth + 1, b, side)
+    } else {
+        parse_dict(body, start, depth + 1, b, side)
     }
 }
 
@@ -432,75 +560,110 @@ fn not_a_key(c: &Component<'_>, kind: StructKind) -> ParseError {
     ParseError::new(c.offset(), kind)
 }
 
-/// The entries of a sequence (`depth`: open structs, this one included).
+/// A sequence key that is not in its usual form (`k` and up to nine
+/// digits): read by the generic lexer, then checked.
+#[cold]
+#[inline(never)]
+fn sequence_key_slow(body: &[u8], pos: usize, side: &Side<'_>) -> Result<(u32, usize), ParseError> {
+    let (c, next) = side.component(body, pos)?;
+    let Component::Integer { tag: b'k', value, offset } = c else {
+        return Err(not_a_key(&c, StructKind::Sequence));
+    };
+    if value < 0 {
+        return Err(ParseError::new(offset, ParseErrorKind::NegativeIndex(value)));
+    }
+    Ok((value as u32, next))
+}
+
+/// A dict key that is not in its usual form (`K`, a length of up to nine
+/// digits, `!`): read by the generic lexer, then checked. Its content's
+/// start and end.
+#[cold]
+#[inline(never)]
+fn dict_key_slow(body: &[u8], pos: usize, side: &Side<'_>) -> Result<(usize, usize), ParseError> {
+    let (c, _) = side.component(body, pos)?;
+    let Component::Span { tag: b'K', content, content_offset, .. } = c else {
+        return Err(not_a_key(&c, StructKind::Dict));
+    };
+    let start = content_offset - side.offset;
+    Ok((start, start + content.len()))
+}
+
+/// The entries of a sequence whose content is `body[pos..]` (`depth`:
+/// open structs, this one included).
 #[inline(always)]
 fn parse_sequence<'a, B: Build<'a>>(
-    content: &'a [u8],
-    content_offset: usize,
+    body: &'a [u8],
+    mut pos: usize,
     depth: usize,
     b: &mut B,
     side: &mut Side<'a>,
 ) -> Result<B::Value, ParseError> {
-    let mut p = SignatureParser::with_offset(content, content_offset);
-    let entries = if B::COUNTS { p.count_tags(|t| t == b'k') } else { 0 };
+    let entries = if B::COUNTS { SignatureParser::new(&body[pos..]).count_tags(|t| t == b'k') } else { 0 };
     let mut seq = b.open_seq(entries);
-    let mut last: Option<i32> = None;
-    while let Some(c) = p.next() {
-        let c = c?;
-        let Component::Integer { tag: b'k', value, offset } = c else {
-            return Err(not_a_key(&c, StructKind::Sequence));
+    // One below the smallest key allowed next.
+    let mut last: i64 = -1;
+    while pos < body.len() {
+        let key_pos = pos;
+        let fast = if body[pos] == b'k' { short_digits(body, pos + 1) } else { None };
+        let (key, next) = match fast {
+            Some(k) => k,
+            None => sequence_key_slow(body, pos, side)?,
         };
-        if value < 0 {
-            return Err(ParseError::new(offset, ParseErrorKind::NegativeIndex(value)));
+        if i64::from(key) <= last {
+            let kind = if i64::from(key) == last { ParseErrorKind::DuplicateKey } else { ParseErrorKind::UnorderedKey };
+            return Err(side.error(key_pos, kind));
         }
-        match last {
-            Some(prev) if prev == value => return Err(ParseError::new(offset, ParseErrorKind::DuplicateKey)),
-            Some(prev) if prev > value => return Err(ParseError::new(offset, ParseErrorKind::UnorderedKey)),
-            _ => {}
-        }
-        last = Some(value);
-        let key = value as usize;
+        last = i64::from(key);
+        let key = key as usize;
         b.integer_key(key);
-        let Some(v) = parse_value(&mut p, true, depth, b, side)? else {
-            return Err(ParseError::new(p.offset(), ParseErrorKind::MissingValue));
-        };
+        if next == body.len() {
+            return Err(side.error(next, ParseErrorKind::MissingValue));
+        }
+        let (v, after) = parse_value(body, next, true, depth, b, side)?;
         b.seq_entry(&mut seq, key, v);
+        pos = after;
     }
     Ok(b.close_seq(seq))
 }
 
-/// The entries of a dict (`depth`: open structs, this one included).
+/// The entries of a dict whose content is `body[pos..]` (`depth`: open
+/// structs, this one included).
 #[inline(always)]
 fn parse_dict<'a, B: Build<'a>>(
-    content: &'a [u8],
-    content_offset: usize,
+    body: &'a [u8],
+    mut pos: usize,
     depth: usize,
     b: &mut B,
     side: &mut Side<'a>,
 ) -> Result<B::Value, ParseError> {
-    let mut p = SignatureParser::with_offset(content, content_offset);
-    let entries = if B::COUNTS { p.count_tags(|t| t == b'K') } else { 0 };
+    let entries = if B::COUNTS { SignatureParser::new(&body[pos..]).count_tags(|t| t == b'K') } else { 0 };
     let mut dict = b.open_dict(entries);
     let mut last: Option<&[u8]> = None;
-    while let Some(c) = p.next() {
-        let c = c?;
-        let Component::Span { tag: b'K', content, offset, content_offset } = c else {
-            return Err(not_a_key(&c, StructKind::Dict));
+    while pos < body.len() {
+        let key_pos = pos;
+        let fast = if body[pos] == b'K' { short_span(body, pos) } else { None };
+        let (start, end) = match fast {
+            Some(k) => k,
+            None => dict_key_slow(body, pos, side)?,
         };
-        let key = side.key(content, content_offset, offset)?;
+        let key = side.key(start, end, key_pos)?;
+        let content = &body[start..end];
         if let Some(prev) = last {
-            match prev.cmp(content) {
+            match compare_keys(prev, content) {
                 std::cmp::Ordering::Less => {}
-                std::cmp::Ordering::Equal => return Err(ParseError::new(offset, ParseErrorKind::DuplicateKey)),
-                std::cmp::Ordering::Greater => return Err(ParseError::new(offset, ParseErrorKind::UnorderedKey)),
+                std::cmp::Ordering::Equal => return Err(side.error(key_pos, ParseErrorKind::DuplicateKey)),
+                std::cmp::Ordering::Greater => return Err(side.error(key_pos, ParseErrorKind::UnorderedKey)),
             }
         }
         last = Some(content);
         b.string_key(key);
-        let Some(v) = parse_value(&mut p, true, depth, b, side)? else {
-            return Err(ParseError::new(p.offset(), ParseErrorKind::MissingValue));
-        };
+        if end == body.len() {
+            return Err(side.error(end, ParseErrorKind::MissingValue));
+        }
+        let (v, after) = parse_value(body, end, true, depth, b, side)?;
         b.dict_entry(&mut dict, key, v);
+        pos = after;
     }
     Ok(b.close_dict(dict))
 }

@@ -289,21 +289,34 @@ fn sip_text() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
         Just("k0".to_string()),
         Just("K2!a".to_string()),
         Just("X1!".to_string()),
+        // Forms the parser's fast paths leave to the generic lexer.
+        Just("_0000000004".to_string()),
+        Just("_-0".to_string()),
+        Just("_99999999999".to_string()),
+        Just("_".to_string()),
     ];
     leaf.prop_recursive(4, 40, 6, |inner| {
         let key = prop_oneof![
             (0i32..4).prop_map(|i| format!("k{i}")),
             Just("k-1".to_string()),
+            Just("k0000000002".to_string()),
+            Just("k-0".to_string()),
+            Just("K02!b".to_string()),
+            Just("K0!".to_string()),
+            Just("K9!".to_string()),
             proptest::sample::select(vec!["a", "b", "ab", "\u{e9}", "", "~"])
                 .prop_map(|k| format!("K{}!{k}", k.len() + 1)),
         ];
         (
             proptest::sample::select(vec!['S', 'D']),
             proptest::collection::vec((proptest::option::weighted(0.9, key), inner), 0..4),
+            // A length of more than nine digits (read by the generic lexer).
+            proptest::bool::weighted(0.1),
         )
-            .prop_map(|(tag, entries)| {
+            .prop_map(|(tag, entries, zero)| {
                 let body: String = entries.into_iter().map(|(k, v)| k.unwrap_or_default() + &v).collect();
-                format!("{tag}{}!{body}", body.len() + 1)
+                let zero = if zero { "0000000000" } else { "" };
+                format!("{tag}{zero}{}!{body}", body.len() + 1)
             })
     })
     .prop_flat_map(|v| (Just(v.clone()), proptest::collection::vec(0u8..6, 0..2)))
@@ -351,16 +364,21 @@ fn non_utf8_keys_are_rejected() {
 
 #[test]
 fn depth_is_bounded() {
-    let mut inner = "_0".to_string();
-    for _ in 0..MAX_DEPTH {
-        inner = format!("S{}!k0{inner}", inner.len() + 3);
+    // Lengths of more than nine digits take the generic lexer's path: the same bound.
+    for zero in ["", "0000000000"] {
+        let mut inner = "_0".to_string();
+        for _ in 0..MAX_DEPTH {
+            inner = format!("S{zero}{}!k0{inner}", inner.len() + 3);
+        }
+        let ok = format!("I{}!{inner}R1!", inner.len() + 1);
+        assert_eq!(SipSignature::parse(&ok).unwrap().inputs().unwrap().depth(), MAX_DEPTH);
+        let deeper = format!("S{zero}{}!k0{inner}", inner.len() + 3);
+        let bad = format!("I{}!{deeper}R1!", deeper.len() + 1);
+        let e = SipSignature::parse(&bad).unwrap_err();
+        assert_eq!(e.kind(), &ParseErrorKind::TooDeep(MAX_DEPTH));
+        // At the innermost struct: the one past the bound.
+        assert_eq!(e.offset(), bad.rfind('S').unwrap());
     }
-    let ok = format!("I{}!{inner}R1!", inner.len() + 1);
-    assert_eq!(SipSignature::parse(&ok).unwrap().inputs().unwrap().depth(), MAX_DEPTH);
-    let deeper = format!("S{}!k0{inner}", inner.len() + 3);
-    let bad = format!("I{}!{deeper}R1!", deeper.len() + 1);
-    let e = SipSignature::parse(&bad).unwrap_err();
-    assert_eq!(e.kind(), &ParseErrorKind::TooDeep(MAX_DEPTH));
     // Deep input never overflows the stack (recursion stops at MAX_DEPTH).
     let mut huge = "_0".to_string();
     for _ in 0..2000 {
