@@ -358,6 +358,106 @@ impl<'a> Iterator for SignatureParser<'a> {
 
 impl std::iter::FusedIterator for SignatureParser<'_> {}
 
+/// Fast paths of the lexer, for parsers that know which component is due
+/// at a position (the SIP and raw readers): each reads one component's
+/// usual form in place — at most nine digits, so no range check — and
+/// returns `None` for anything else, which the caller hands to the generic
+/// lexer ([`component_at`]) so that errors and offsets stay the lexer's.
+///
+/// Up to nine decimal digits at `body[pos..]`: their value and the
+/// position after them; `None` without digits or with more than nine.
+#[inline(always)]
+pub(crate) fn short_digits(body: &[u8], mut pos: usize) -> Option<(u32, usize)> {
+    let d0 = pos;
+    let mut value: u32 = 0;
+    while let Some(&b) = body.get(pos) {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        value = value.wrapping_mul(10).wrapping_add(u32::from(d));
+        pos += 1;
+    }
+    if pos == d0 || pos - d0 > 9 { None } else { Some((value, pos)) }
+}
+
+/// The integer component whose tag is at `body[pos]` (a fast path, see
+/// [`short_digits`]): its value and the position after it.
+#[inline(always)]
+pub(crate) fn short_integer(body: &[u8], pos: usize) -> Option<(i32, usize)> {
+    let negative = body.get(pos + 1) == Some(&b'-');
+    let (magnitude, next) = short_digits(body, pos + 1 + usize::from(negative))?;
+    // magnitude < 10^9 < 2^31: both signs fit.
+    Some((if negative { -(magnitude as i32) } else { magnitude as i32 }, next))
+}
+
+/// The span whose tag is at `body[pos]` (a fast path, see
+/// [`short_digits`]): its content's start and its end.
+#[inline(always)]
+pub(crate) fn short_span(body: &[u8], pos: usize) -> Option<(usize, usize)> {
+    let (declared, bang) = short_digits(body, pos + 1)?;
+    let declared = declared as usize;
+    if declared == 0 || declared > body.len() - bang || body[bang] != b'!' {
+        return None;
+    }
+    Some((bang + 1, bang + declared))
+}
+
+/// The component at `body[pos]` read by the generic lexer (`body[0]` is at
+/// absolute offset `base`), and the position after it; `None` at the end.
+#[cold]
+#[inline(never)]
+pub(crate) fn component_at(body: &[u8], pos: usize, base: usize) -> Option<Result<(Component<'_>, usize), ParseError>> {
+    let mut p = SignatureParser::with_offset(body.get(pos..)?, base + pos);
+    let c = p.next()?;
+    Some(c.map(|c| (c, p.offset() - base)))
+}
+
+/// The contents of the top level's `I` and `R` spans, each with its
+/// absolute offset: exactly one of each, in either order, and nothing
+/// else.
+#[inline]
+pub(crate) fn input_and_result_spans(mangled: &[u8]) -> Result<[(&[u8], usize); 2], ParseError> {
+    // The usual form first: `I` then `R`, nothing after.
+    if mangled.first() == Some(&b'I')
+        && let Some((i0, i1)) = short_span(mangled, 0)
+        && mangled.get(i1) == Some(&b'R')
+        && let Some((r0, r1)) = short_span(mangled, i1)
+        && r1 == mangled.len()
+    {
+        return Ok([(&mangled[i0..i1], i0), (&mangled[r0..r1], r0)]);
+    }
+    input_and_result_spans_slow(mangled)
+}
+
+#[cold]
+#[inline(never)]
+fn input_and_result_spans_slow(mangled: &[u8]) -> Result<[(&[u8], usize); 2], ParseError> {
+    let mut inputs = None;
+    let mut results = None;
+    for c in SignatureParser::new(mangled) {
+        let c = c?;
+        let (slot, content, content_offset) = match c {
+            Component::Span { tag: b'I', content, content_offset, .. } => (&mut inputs, content, content_offset),
+            Component::Span { tag: b'R', content, content_offset, .. } => (&mut results, content, content_offset),
+            _ => {
+                return Err(ParseError::new(
+                    c.offset(),
+                    ParseErrorKind::UnexpectedComponent { context: "signature (expected `I` or `R`)", tag: c.tag() },
+                ));
+            }
+        };
+        if slot.is_some() {
+            return Err(ParseError::new(c.offset(), ParseErrorKind::DuplicateSpan(c.tag())));
+        }
+        *slot = Some((content, content_offset));
+    }
+    let end = mangled.len();
+    let inputs = inputs.ok_or_else(|| ParseError::new(end, ParseErrorKind::MissingSpan(b'I')))?;
+    let results = results.ok_or_else(|| ParseError::new(end, ParseErrorKind::MissingSpan(b'R')))?;
+    Ok([inputs, results])
+}
+
 /// Writes components into a signature string.
 ///
 /// # Panics

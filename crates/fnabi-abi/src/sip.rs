@@ -45,7 +45,7 @@
 use crate::limits::MAX_DEPTH;
 
 use crate::error::{ParseError, ParseErrorKind};
-use crate::mangle::{Component, SignatureParser};
+use crate::mangle::{Component, SignatureParser, component_at, input_and_result_spans, short_digits, short_span};
 use crate::structure::Structure;
 
 mod signature;
@@ -170,31 +170,7 @@ impl<'a> SipReader<'a> {
     /// Checks the top level of `mangled`.
     #[inline]
     pub fn new(mangled: &'a [u8]) -> Result<Self, ParseError> {
-        let mut inputs = None;
-        let mut results = None;
-        for c in SignatureParser::new(mangled) {
-            let c = c?;
-            let (slot, content, content_offset) = match c {
-                Component::Span { tag: b'I', content, content_offset, .. } => (&mut inputs, content, content_offset),
-                Component::Span { tag: b'R', content, content_offset, .. } => (&mut results, content, content_offset),
-                _ => {
-                    return Err(ParseError::new(
-                        c.offset(),
-                        ParseErrorKind::UnexpectedComponent {
-                            context: "signature (expected `I` or `R`)",
-                            tag: c.tag(),
-                        },
-                    ));
-                }
-            };
-            if slot.is_some() {
-                return Err(ParseError::new(c.offset(), ParseErrorKind::DuplicateSpan(c.tag())));
-            }
-            *slot = Some((content, content_offset));
-        }
-        let end = mangled.len();
-        let inputs = inputs.ok_or_else(|| ParseError::new(end, ParseErrorKind::MissingSpan(b'I')))?;
-        let results = results.ok_or_else(|| ParseError::new(end, ParseErrorKind::MissingSpan(b'R')))?;
+        let [inputs, results] = input_and_result_spans(mangled)?;
         Ok(SipReader { inputs, results })
     }
 
@@ -365,36 +341,6 @@ struct Side<'a> {
     text: Option<Option<&'a str>>,
 }
 
-/// Up to nine decimal digits at `body[pos..]`: their value and the
-/// position after them. `None` without digits or with more than nine
-/// (which may leave the 32-bit range: the generic lexer decides).
-#[inline(always)]
-fn short_digits(body: &[u8], mut pos: usize) -> Option<(u32, usize)> {
-    let d0 = pos;
-    let mut value: u32 = 0;
-    while let Some(&b) = body.get(pos) {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            break;
-        }
-        value = value.wrapping_mul(10).wrapping_add(u32::from(d));
-        pos += 1;
-    }
-    if pos == d0 || pos - d0 > 9 { None } else { Some((value, pos)) }
-}
-
-/// The span whose tag is at `body[pos]`, when its length has at most nine
-/// digits and is well formed: its content's start and its end.
-#[inline(always)]
-fn short_span(body: &[u8], pos: usize) -> Option<(usize, usize)> {
-    let (declared, bang) = short_digits(body, pos + 1)?;
-    let declared = declared as usize;
-    if declared == 0 || declared > body.len() - bang || body[bang] != b'!' {
-        return None;
-    }
-    Some((bang + 1, bang + declared))
-}
-
 /// Orders two keys by bytes, eight at a time (keys are short: a call to
 /// `memcmp` costs more than the compare).
 #[inline(always)]
@@ -429,11 +375,7 @@ impl<'a> Side<'a> {
     #[cold]
     #[inline(never)]
     fn component(&self, body: &'a [u8], pos: usize) -> Result<(Component<'a>, usize), ParseError> {
-        let mut p = SignatureParser::with_offset(&body[pos..], self.offset + pos);
-        match p.next() {
-            Some(c) => Ok((c?, p.offset() - self.offset)),
-            None => Err(self.error(pos, ParseErrorKind::MissingValue)),
-        }
+        component_at(body, pos, self.offset).unwrap_or_else(|| Err(self.error(pos, ParseErrorKind::MissingValue)))
     }
 
     /// The dict key `content` (at `start`; the span's tag is at `tag_pos`) as text.

@@ -2,7 +2,10 @@
 
 use super::{BufferType, Dim, DimOrder, Dims, INLINE_DIMS, RawType};
 use crate::error::{ParseError, ParseErrorKind};
-use crate::mangle::{Component, SignatureParser};
+use crate::mangle::{
+    Component, SignatureParser, component_at, input_and_result_spans, is_integer_tag, is_span_tag, short_integer,
+    short_span,
+};
 use crate::scalar::ScalarType;
 
 /// A view of a mangled raw signature that reads items without allocating.
@@ -31,47 +34,25 @@ impl<'a> RawSignatureReader<'a> {
     /// rest; [`RawSignature::parse`](super::RawSignature::parse) reads them all.
     #[inline]
     pub fn new(mangled: &'a [u8]) -> Result<Self, ParseError> {
-        let mut inputs = None;
-        let mut results = None;
-        for c in SignatureParser::new(mangled) {
-            let c = c?;
-            let slot = match (c.tag(), c) {
-                (b'I', Component::Span { .. }) => &mut inputs,
-                (b'R', Component::Span { .. }) => &mut results,
-                (tag, _) => {
-                    return Err(ParseError::new(
-                        c.offset(),
-                        ParseErrorKind::UnexpectedComponent { context: "signature (expected `I` or `R`)", tag },
-                    ));
-                }
-            };
-            if slot.is_some() {
-                return Err(ParseError::new(c.offset(), ParseErrorKind::DuplicateSpan(c.tag())));
-            }
-            if let Component::Span { content, content_offset, .. } = c {
-                *slot = Some((content, content_offset));
-            }
-        }
-        let end = mangled.len();
-        let inputs = inputs.ok_or_else(|| ParseError::new(end, ParseErrorKind::MissingSpan(b'I')))?;
-        let results = results.ok_or_else(|| ParseError::new(end, ParseErrorKind::MissingSpan(b'R')))?;
+        let [inputs, results] = input_and_result_spans(mangled)?;
         Ok(RawSignatureReader { inputs, results })
     }
 
     /// The input items.
     #[inline]
     pub fn inputs(&self) -> RawTypeReader<'a> {
-        RawTypeReader { p: SignatureParser::with_offset(self.inputs.0, self.inputs.1) }
+        RawTypeReader::new(self.inputs)
     }
 
     /// The result items.
     #[inline]
     pub fn results(&self) -> RawTypeReader<'a> {
-        RawTypeReader { p: SignatureParser::with_offset(self.results.0, self.results.1) }
+        RawTypeReader::new(self.results)
     }
 }
 
-/// Reads the items of one type sequence.
+/// Reads the items of one type sequence; after an error it yields `None`
+/// (it is fused).
 ///
 /// ```
 /// use fnabi_abi::ScalarType;
@@ -82,12 +63,18 @@ impl<'a> RawSignatureReader<'a> {
 /// assert!(r.results().next().is_none());
 ///
 /// // An unknown item tag is an error when that item is read.
-/// let bad = RawSignatureReader::new(b"I4!X1!R1!").unwrap();
-/// assert!(bad.inputs().next().unwrap().is_err());
+/// let bad = RawSignatureReader::new(b"I7!X1!O1!R1!").unwrap();
+/// let mut items = bad.inputs();
+/// assert!(items.next().unwrap().is_err());
+/// assert!(items.next().is_none());
 /// ```
 #[derive(Clone, Debug)]
 pub struct RawTypeReader<'a> {
-    p: SignatureParser<'a>,
+    /// The type sequence, its absolute offset, and the position of the
+    /// next item in it (its end after an error: the reader is fused).
+    bytes: &'a [u8],
+    base: usize,
+    pos: usize,
 }
 
 /// One item of a type sequence, borrowed from the signature.
@@ -211,94 +198,158 @@ impl<'a> BufferRef<'a> {
     }
 }
 
-fn scalar_code(c: &Component<'_>, value: i32) -> Result<ScalarType, ParseError> {
+fn scalar_code(offset: usize, value: i32) -> Result<ScalarType, ParseError> {
     ScalarType::from_code(i64::from(value))
-        .ok_or_else(|| ParseError::new(c.offset(), ParseErrorKind::IllegalScalarCode(value)))
+        .ok_or_else(|| ParseError::new(offset, ParseErrorKind::IllegalScalarCode(value)))
+}
+
+/// Reads the integer fields of an item's `content` (`content[0]` at
+/// absolute `base`) into `field(tag, value, offset)`. The usual form is
+/// read in place; anything else by the generic lexer ([`fields_slow`]).
+#[inline(always)]
+fn fields<F>(content: &[u8], base: usize, field: &mut F) -> Result<(), ParseError>
+where
+    F: FnMut(u8, i32, usize) -> Result<(), ParseError>,
+{
+    let mut pos = 0;
+    while let Some(&tag) = content.get(pos) {
+        if is_integer_tag(tag)
+            && let Some((value, next)) = short_integer(content, pos)
+        {
+            field(tag, value, base + pos)?;
+            pos = next;
+        } else {
+            pos = field_slow(content, pos, base, field)?;
+        }
+    }
+    Ok(())
+}
+
+/// One field of [`fields`] read by the generic lexer, which reports a
+/// malformed component; a span is no field (its tag goes to `field`,
+/// which reports it as unknown). The position after it.
+#[cold]
+#[inline(never)]
+fn field_slow<F>(content: &[u8], pos: usize, base: usize, field: &mut F) -> Result<usize, ParseError>
+where
+    F: FnMut(u8, i32, usize) -> Result<(), ParseError>,
+{
+    match component_at(content, pos, base) {
+        Some(Ok((Component::Integer { tag, value, offset }, next))) => field(tag, value, offset).map(|()| next),
+        Some(Ok((c, next))) => field(c.tag(), 0, c.offset()).map(|()| next),
+        Some(Err(e)) => Err(e),
+        None => Ok(content.len()),
+    }
 }
 
 /// Checks a buffer's fields in one pass, keeping the first dims.
 #[inline(always)]
-fn buffer_item<'a>(content: &'a [u8], content_offset: usize) -> Result<BufferRef<'a>, ParseError> {
+fn buffer_item(content: &[u8], content_offset: usize) -> Result<BufferRef<'_>, ParseError> {
     let mut dtype = ScalarType::F32;
     let mut layout = DimOrder::RowMajor;
     let mut rank = 0;
     let mut first = [Dim::Dynamic; INLINE_DIMS];
-    for c in SignatureParser::with_offset(content, content_offset) {
-        let c = c?;
-        match c {
-            Component::Integer { tag: b't', value, .. } => dtype = scalar_code(&c, value)?,
-            Component::Integer { tag: b'c', value, .. } => {
-                layout = DimOrder::from_code(value)
-                    .ok_or_else(|| ParseError::new(c.offset(), ParseErrorKind::IllegalLayoutCode(value)))?;
-            }
-            Component::Integer { tag: b'd', value, .. } => {
-                let d = Dim::from_i32(value)
-                    .ok_or_else(|| ParseError::new(c.offset(), ParseErrorKind::IllegalDim(value)))?;
+    fields(content, content_offset, &mut |tag, value, offset| {
+        match tag {
+            b'd' => {
+                let d =
+                    Dim::from_i32(value).ok_or_else(|| ParseError::new(offset, ParseErrorKind::IllegalDim(value)))?;
                 if let Some(slot) = first.get_mut(rank) {
                     *slot = d;
                 }
                 rank += 1;
             }
-            _ => {
-                return Err(ParseError::new(c.offset(), ParseErrorKind::UnknownField { item: "buffer", tag: c.tag() }));
+            b't' => dtype = scalar_code(offset, value)?,
+            b'c' => {
+                layout = DimOrder::from_code(value)
+                    .ok_or_else(|| ParseError::new(offset, ParseErrorKind::IllegalLayoutCode(value)))?;
             }
+            _ => return Err(ParseError::new(offset, ParseErrorKind::UnknownField { item: "buffer", tag })),
         }
-    }
+        Ok(())
+    })?;
     Ok(BufferRef { dtype, layout, content, content_offset, rank, first })
 }
 
 #[inline]
 fn scalar_item(content: &[u8], content_offset: usize) -> Result<ScalarType, ParseError> {
     let mut dtype = ScalarType::F32;
-    for c in SignatureParser::with_offset(content, content_offset) {
-        let c = c?;
-        match c {
-            Component::Integer { tag: b't', value, .. } => dtype = scalar_code(&c, value)?,
-            _ => {
-                return Err(ParseError::new(c.offset(), ParseErrorKind::UnknownField { item: "scalar", tag: c.tag() }));
-            }
+    fields(content, content_offset, &mut |tag, value, offset| {
+        if tag != b't' {
+            return Err(ParseError::new(offset, ParseErrorKind::UnknownField { item: "scalar", tag }));
         }
-    }
+        dtype = scalar_code(offset, value)?;
+        Ok(())
+    })?;
     Ok(dtype)
 }
 
 #[inline]
 fn empty_item(item: &'static str, content: &[u8], content_offset: usize) -> Result<(), ParseError> {
-    match SignatureParser::with_offset(content, content_offset).next() {
-        None => Ok(()),
-        Some(Err(e)) => Err(e),
-        Some(Ok(c)) => Err(ParseError::new(c.offset(), ParseErrorKind::UnknownField { item, tag: c.tag() })),
-    }
+    fields(content, content_offset, &mut |tag, _, offset| {
+        Err(ParseError::new(offset, ParseErrorKind::UnknownField { item, tag }))
+    })
+}
+
+/// The error of a component where an item is due.
+#[cold]
+fn not_an_item(offset: usize, tag: u8) -> ParseError {
+    ParseError::new(
+        offset,
+        ParseErrorKind::UnexpectedComponent { context: "type sequence (expected `B`, `S`, `O` or `U`)", tag },
+    )
 }
 
 impl<'a> RawTypeReader<'a> {
+    fn new((bytes, base): (&'a [u8], usize)) -> Self {
+        RawTypeReader { bytes, base, pos: 0 }
+    }
+
     /// Reads and checks the next item.
     #[inline(always)]
     fn next_item(&mut self) -> Option<Result<RawTypeRef<'a>, ParseError>> {
-        let c = match self.p.next()? {
-            Ok(c) => c,
-            Err(e) => return Some(Err(e)),
+        let bytes = self.bytes;
+        let pos = self.pos;
+        let &tag = bytes.get(pos)?;
+        let span = if is_span_tag(tag) { short_span(bytes, pos) } else { None };
+        let (start, end) = match span {
+            Some(span) => span,
+            None => match self.span_slow() {
+                Ok(span) => span,
+                Err(e) => {
+                    self.pos = bytes.len();
+                    return Some(Err(e));
+                }
+            },
         };
-        let Component::Span { tag, content, content_offset, offset } = c else {
-            return Some(Err(ParseError::new(
-                c.offset(),
-                ParseErrorKind::UnexpectedComponent {
-                    context: "type sequence (expected `B`, `S`, `O` or `U`)",
-                    tag: c.tag(),
-                },
-            )));
-        };
+        let (content, content_offset) = (&bytes[start..end], self.base + start);
         let item = match tag {
             b'B' => buffer_item(content, content_offset).map(RawTypeRef::Buffer),
             b'S' => scalar_item(content, content_offset).map(RawTypeRef::Scalar),
             b'O' => empty_item("ref object", content, content_offset).map(|()| RawTypeRef::RefObject),
             b'U' => empty_item("unrecognized", content, content_offset).map(|()| RawTypeRef::Unrecognized),
-            _ => Err(ParseError::new(
-                offset,
-                ParseErrorKind::UnexpectedComponent { context: "type sequence (expected `B`, `S`, `O` or `U`)", tag },
-            )),
+            _ => Err(not_an_item(self.base + pos, tag)),
         };
+        // An error ends the reader.
+        self.pos = if item.is_ok() { end } else { bytes.len() };
         Some(item)
+    }
+
+    /// The span of the next item when it is not in its usual form, read
+    /// by the generic lexer: its content's start and its end.
+    #[cold]
+    #[inline(never)]
+    fn span_slow(&self) -> Result<(usize, usize), ParseError> {
+        match component_at(self.bytes, self.pos, self.base) {
+            Some(Ok((Component::Span { content, content_offset, .. }, end))) => {
+                let start = content_offset - self.base;
+                debug_assert_eq!(start + content.len(), end);
+                Ok((start, end))
+            }
+            Some(Ok((c, _))) => Err(not_an_item(c.offset(), c.tag())),
+            Some(Err(e)) => Err(e),
+            None => unreachable!("an item is read only before the end"),
+        }
     }
 
     /// Reads every remaining item into owned types: one allocation for the
@@ -306,10 +357,10 @@ impl<'a> RawTypeReader<'a> {
     /// rank up to 4, one exact-size slice for a higher rank.
     #[inline]
     pub fn collect_owned(mut self) -> Result<Vec<RawType>, ParseError> {
-        if self.p.is_at_end() {
+        if self.pos == self.bytes.len() {
             return Ok(Vec::new());
         }
-        let items = self.p.count_tags(|_| true);
+        let items = SignatureParser::new(&self.bytes[self.pos..]).count_tags(|_| true);
         if items == 0 {
             // Nothing, or a malformed first item: the loop reports it.
             if let Some(e) = self.next() {

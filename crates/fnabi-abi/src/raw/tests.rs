@@ -150,3 +150,121 @@ fn dim_bounds() {
     assert!(BufferType::new(ScalarType::F32, [Dim::Static(i32::MAX as u32 + 1)]).is_err());
     assert_eq!(Dim::from_i32(-2), None);
 }
+
+/// The items of a type sequence as the generic lexer reads them, one
+/// component at a time: the specification the reader's fast paths must
+/// match (items, errors and offsets), stopping at the first error.
+fn spec_items(content: &[u8], offset: usize) -> Vec<Result<RawType, ParseError>> {
+    use crate::mangle::{Component, SignatureParser};
+    let unexpected = |c: &Component<'_>| {
+        let context = "type sequence (expected `B`, `S`, `O` or `U`)";
+        ParseError::new(c.offset(), ParseErrorKind::UnexpectedComponent { context, tag: c.tag() })
+    };
+    let mut out = Vec::new();
+    for c in SignatureParser::with_offset(content, offset) {
+        let item = c.and_then(|c| {
+            let Component::Span { tag: tag @ (b'B' | b'S' | b'O' | b'U'), .. } = c else { return Err(unexpected(&c)) };
+            let item = match tag {
+                b'B' => "buffer",
+                b'S' => "scalar",
+                b'O' => "ref object",
+                _ => "unrecognized",
+            };
+            let (mut dtype, mut layout, mut dims) = (ScalarType::F32, DimOrder::RowMajor, Vec::new());
+            for f in c.nested().unwrap() {
+                let f = f?;
+                let unknown = ParseError::new(f.offset(), ParseErrorKind::UnknownField { item, tag: f.tag() });
+                let Component::Integer { tag: ftag, value, offset } = f else { return Err(unknown) };
+                match (tag, ftag) {
+                    (b'B' | b'S', b't') => {
+                        dtype = ScalarType::from_code(i64::from(value))
+                            .ok_or(ParseError::new(offset, ParseErrorKind::IllegalScalarCode(value)))?;
+                    }
+                    (b'B', b'c') => {
+                        layout = DimOrder::from_code(value)
+                            .ok_or(ParseError::new(offset, ParseErrorKind::IllegalLayoutCode(value)))?;
+                    }
+                    (b'B', b'd') => {
+                        dims.push(
+                            Dim::from_i32(value).ok_or(ParseError::new(offset, ParseErrorKind::IllegalDim(value)))?,
+                        );
+                    }
+                    _ => return Err(unknown),
+                }
+            }
+            Ok(match tag {
+                b'B' => RawType::Buffer(BufferType::new(dtype, dims).unwrap().with_layout(layout)),
+                b'S' => RawType::Scalar(dtype),
+                b'O' => RawType::RefObject,
+                _ => RawType::Unrecognized,
+            })
+        });
+        let stop = item.is_err();
+        out.push(item);
+        if stop {
+            break;
+        }
+    }
+    out
+}
+
+/// Random raw-like type sequences: valid items with fields dropped,
+/// repeated or malformed, in the usual forms and in the ones the reader
+/// leaves to the generic lexer (more than nine digits, signs, bad spans).
+fn raw_text() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+    use proptest::prelude::*;
+    let field = proptest::sample::select(vec![
+        "t0",
+        "t6",
+        "t11",
+        "t12",
+        "t-1",
+        "c0",
+        "c1",
+        "c2",
+        "d0",
+        "d4",
+        "d128",
+        "d-1",
+        "d-2",
+        "d-0",
+        "d",
+        "d-",
+        "d0000000005",
+        "t00000000006",
+        "d99999999999",
+        "k1",
+        "X1!",
+        "?",
+    ]);
+    let item = (proptest::sample::select(vec!['B', 'S', 'O', 'U', 'X']), proptest::collection::vec(field, 0..5))
+        .prop_flat_map(|(tag, fields)| {
+            let body: String = fields.concat();
+            let len = body.len() + 1;
+            proptest::sample::select(vec![
+                format!("{tag}{len}!{body}"),
+                format!("{tag}0000000000{len}!{body}"),
+                format!("{tag}{}!{body}", len + 1),
+                format!("{tag}{len}?{body}"),
+                format!("{tag}0!"),
+            ])
+        });
+    proptest::collection::vec(item, 0..5).prop_map(|items| items.concat().into_bytes())
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+    #[test]
+    fn reader_matches_its_specification(content in raw_text()) {
+        let mangled = [format!("I{}!", content.len() + 1).into_bytes(), content.clone(), b"R1!".to_vec()].concat();
+        let offset = mangled.iter().position(|&b| b == b'!').unwrap() + 1;
+        let want = spec_items(&content, offset);
+        let r = RawSignatureReader::new(&mangled).unwrap();
+        let got: Vec<_> = r.inputs().map(|i| i.map(RawTypeRef::to_owned)).collect();
+        proptest::prop_assert_eq!(&got, &want);
+        // The owned parse: the items, or the first error.
+        let owned = RawSignature::parse(&mangled).map(|s| s.inputs);
+        let want_owned: Result<Vec<RawType>, ParseError> = want.into_iter().collect();
+        proptest::prop_assert_eq!(owned, want_owned);
+    }
+}
