@@ -189,32 +189,47 @@ impl fmt::Display for ByteDisplay {
 /// assert_eq!(err.offset(), 0);
 /// assert_eq!(err.to_string(), "at byte 0: span declares 5 byte(s) but only 4 remain");
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ParseError {
+///
+/// One word (the offset and kind are boxed), so a `Result` of a parser's
+/// value stays as small as the value: errors are rare, results are moved
+/// on every call.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ParseError(Box<ParseErrorInner>);
+
+#[derive(Clone, PartialEq, Eq)]
+struct ParseErrorInner {
     offset: usize,
     kind: ParseErrorKind,
 }
 
 impl ParseError {
     /// An error of `kind` at byte `offset`.
+    #[cold]
+    #[inline(never)]
     pub fn new(offset: usize, kind: ParseErrorKind) -> Self {
-        ParseError { offset, kind }
+        ParseError(Box::new(ParseErrorInner { offset, kind }))
     }
 
     /// The byte offset in the input where the problem was found.
     pub fn offset(&self) -> usize {
-        self.offset
+        self.0.offset
     }
 
     /// What went wrong.
     pub fn kind(&self) -> &ParseErrorKind {
-        &self.kind
+        &self.0.kind
+    }
+}
+
+impl fmt::Debug for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ParseError").field("offset", &self.0.offset).field("kind", &self.0.kind).finish()
     }
 }
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "at byte {}: {}", self.offset, self.kind)
+        write!(f, "at byte {}: {}", self.0.offset, self.0.kind)
     }
 }
 

@@ -129,15 +129,19 @@ impl Dims {
         }
     }
 
-    /// The first `len` dims of `inline` when they are all, else the `len`
-    /// dims of `all` in one allocation of exactly `len`.
+    /// The `len` dims of `dims`: in place up to [`INLINE_DIMS`], else in
+    /// one allocation of exactly `len`.
     #[inline]
-    fn new<I: Iterator<Item = Dim>>(inline: [Dim; INLINE_DIMS], len: usize, all: impl FnOnce() -> I) -> Dims {
+    fn new(len: usize, dims: impl Iterator<Item = Dim>) -> Dims {
         if len <= INLINE_DIMS {
+            let mut inline = [Dim::Dynamic; INLINE_DIMS];
+            for (slot, d) in inline.iter_mut().zip(dims) {
+                *slot = d;
+            }
             Dims::Inline { len: len as u8, dims: inline }
         } else {
             let mut v = Vec::with_capacity(len);
-            v.extend(all().take(len));
+            v.extend(dims.take(len));
             Dims::Heap(v.into_boxed_slice())
         }
     }

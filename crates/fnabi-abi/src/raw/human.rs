@@ -2,7 +2,7 @@
 
 use super::{BufferType, Dim, DimOrder, Dims, RawSignature, RawSignatureReader, RawType, RawTypeReader, RawTypeRef};
 use crate::error::{ParseError, ParseErrorKind};
-use crate::mangle::decimal;
+use crate::mangle::{decimal, decimal_digits};
 use crate::scalar::ScalarType;
 use std::fmt;
 
@@ -26,6 +26,16 @@ impl Sink for String {
     #[inline]
     fn put_ascii(&mut self, b: u8) -> fmt::Result {
         self.push(char::from(b));
+        Ok(())
+    }
+    /// A dim's digits a byte at a time: a dim has a few digits, and a
+    /// `push` each costs less than checking them as text and copying them.
+    #[inline]
+    fn put_dim(&mut self, d: Dim) -> fmt::Result {
+        let Dim::Static(v) = d else { return self.put_ascii(b'?') };
+        for &digit in decimal_digits(u64::from(v), &mut [0; 20]) {
+            self.push(char::from(digit));
+        }
         Ok(())
     }
 }

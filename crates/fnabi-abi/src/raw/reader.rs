@@ -104,11 +104,9 @@ impl RawTypeRef<'_> {
     /// The owned item.
     pub fn to_owned(self) -> RawType {
         match self {
-            RawTypeRef::Buffer(b) => RawType::Buffer(BufferType {
-                dtype: b.dtype,
-                dims: Dims::new(b.first, b.rank, || b.dims()),
-                layout: b.layout,
-            }),
+            RawTypeRef::Buffer(b) => {
+                RawType::Buffer(BufferType { dtype: b.dtype, dims: Dims::new(b.rank, b.dims()), layout: b.layout })
+            }
             RawTypeRef::Scalar(s) => RawType::Scalar(s),
             RawTypeRef::RefObject => RawType::RefObject,
             RawTypeRef::Unrecognized => RawType::Unrecognized,
@@ -117,7 +115,8 @@ impl RawTypeRef<'_> {
 }
 
 /// A validated buffer item: its element type and layout, and its dims
-/// (kept from the check up to rank 6, read again from the span above).
+/// (read from the span again when asked for: an item is small, so it moves
+/// cheaply through the reader).
 ///
 /// ```
 /// use fnabi_abi::raw::{RawSignatureReader, RawTypeRef};
@@ -135,21 +134,14 @@ pub struct BufferRef<'a> {
     /// Preferred layout (the last `c`, row-major if none).
     pub layout: DimOrder,
     content: &'a [u8],
-    content_offset: usize,
     rank: usize,
-    /// The first dims (the rest `Dynamic`).
-    first: [Dim; INLINE_DIMS],
 }
 
-/// The dims of a [`BufferRef`].
-enum DimIter<'a> {
-    /// The kept dims `dims[next..len]`.
-    Kept {
-        dims: [Dim; INLINE_DIMS],
-        next: usize,
-        len: usize,
-    },
-    Span(SignatureParser<'a>),
+/// The dims of a [`BufferRef`]: its `d` fields, read again (they were
+/// checked when the item was read).
+struct DimIter<'a> {
+    content: &'a [u8],
+    pos: usize,
 }
 
 impl Iterator for DimIter<'_> {
@@ -157,39 +149,36 @@ impl Iterator for DimIter<'_> {
 
     #[inline(always)]
     fn next(&mut self) -> Option<Dim> {
-        match self {
-            DimIter::Kept { dims, next, len } => {
-                if *next < *len {
-                    *next += 1;
-                    dims.get(*next - 1).copied()
-                } else {
-                    None
-                }
+        loop {
+            let &tag = self.content.get(self.pos)?;
+            let (value, next) = match short_integer(self.content, self.pos) {
+                Some(field) => field,
+                None => long_field(self.content, self.pos)?,
+            };
+            self.pos = next;
+            if tag == b'd' {
+                return Dim::from_i32(value);
             }
-            DimIter::Span(p) => next_dim(p),
         }
     }
 }
 
-/// The next dim of a buffer span of rank above [`INLINE_DIMS`].
+/// A checked field of more than nine digits: its value and the position
+/// after it.
+#[cold]
 #[inline(never)]
-fn next_dim(p: &mut SignatureParser<'_>) -> Option<Dim> {
-    p.find_map(|c| match c {
-        // Already checked by `buffer_item` when this item was read.
-        Ok(Component::Integer { tag: b'd', value, .. }) => Dim::from_i32(value),
+fn long_field(content: &[u8], pos: usize) -> Option<(i32, usize)> {
+    match component_at(content, pos, 0)? {
+        Ok((Component::Integer { value, .. }, next)) => Some((value, next)),
         _ => None,
-    })
+    }
 }
 
 impl<'a> BufferRef<'a> {
     /// The dims in order.
     #[inline]
     pub fn dims(&self) -> impl Iterator<Item = Dim> + 'a {
-        if self.rank <= INLINE_DIMS {
-            DimIter::Kept { dims: self.first, next: 0, len: self.rank }
-        } else {
-            DimIter::Span(SignatureParser::with_offset(self.content, self.content_offset))
-        }
+        DimIter { content: self.content, pos: 0 }
     }
 
     /// Number of dims.
@@ -242,20 +231,17 @@ where
     }
 }
 
-/// Checks a buffer's fields in one pass, keeping the first dims.
+/// Checks a buffer's fields in one pass.
 #[inline(always)]
 fn buffer_item(content: &[u8], content_offset: usize) -> Result<BufferRef<'_>, ParseError> {
     let mut dtype = ScalarType::F32;
     let mut layout = DimOrder::RowMajor;
     let mut rank = 0;
-    let mut first = [Dim::Dynamic; INLINE_DIMS];
     fields(content, content_offset, &mut |tag, value, offset| {
         match tag {
             b'd' => {
-                let d =
-                    Dim::from_i32(value).ok_or_else(|| ParseError::new(offset, ParseErrorKind::IllegalDim(value)))?;
-                if let Some(slot) = first.get_mut(rank) {
-                    *slot = d;
+                if Dim::from_i32(value).is_none() {
+                    return Err(ParseError::new(offset, ParseErrorKind::IllegalDim(value)));
                 }
                 rank += 1;
             }
@@ -268,7 +254,7 @@ fn buffer_item(content: &[u8], content_offset: usize) -> Result<BufferRef<'_>, P
         }
         Ok(())
     })?;
-    Ok(BufferRef { dtype, layout, content, content_offset, rank, first })
+    Ok(BufferRef { dtype, layout, content, rank })
 }
 
 #[inline]
@@ -371,8 +357,22 @@ impl<'a> RawTypeReader<'a> {
         let mut out = Vec::with_capacity(items);
         while let Some(item) = self.next_item() {
             out.push(match item? {
+                RawTypeRef::Buffer(b) if b.rank <= INLINE_DIMS => {
+                    // The dims are written where they stay: a dim is two
+                    // 4-byte stores, and moving the item right after would
+                    // read them back 8 or 16 bytes at a time, which the CPU
+                    // cannot forward from its store buffer (a stall per load).
+                    let dims = Dims::Inline { len: b.rank as u8, dims: [Dim::Dynamic; INLINE_DIMS] };
+                    out.push(RawType::Buffer(BufferType { dtype: b.dtype, dims, layout: b.layout }));
+                    if let Some(RawType::Buffer(BufferType { dims: Dims::Inline { dims, .. }, .. })) = out.last_mut() {
+                        for (slot, d) in dims.iter_mut().zip(b.dims()) {
+                            *slot = d;
+                        }
+                    }
+                    continue;
+                }
                 RawTypeRef::Buffer(b) => {
-                    let dims = Dims::new(b.first, b.rank, || b.dims());
+                    let dims = Dims::new(b.rank, b.dims());
                     RawType::Buffer(BufferType { dtype: b.dtype, dims, layout: b.layout })
                 }
                 RawTypeRef::Scalar(s) => RawType::Scalar(s),
