@@ -188,6 +188,11 @@ impl<'a> SipReader<'a> {
 /// What the parser builds from a side: the events of a [`SipVisitor`] (no
 /// values), or owned [`Structure`]s. One validating parser serves both, so
 /// the checks cannot drift apart.
+///
+/// Each value is written where it stays (`out`: the slot of its entry in
+/// its parent's list, or the side's), never returned and moved: a
+/// structure written a word at a time and read back whole right after
+/// stalls the CPU's store forwarding.
 trait Build<'a> {
     type Value;
     /// What a builder keeps of an open struct.
@@ -196,15 +201,16 @@ trait Build<'a> {
     /// Whether `open_seq`/`open_dict` use the number of entries (it costs
     /// a count of the struct's components first).
     const COUNTS: bool;
-    fn leaf(&mut self, raw_index: usize) -> Self::Value;
+    /// A value to be overwritten (the side's, before it is parsed).
+    fn placeholder(&mut self) -> Self::Value;
+    fn leaf(&mut self, raw_index: usize, out: &mut Self::Value);
     fn open_seq(&mut self, entries: usize) -> Self::Seq;
     fn open_dict(&mut self, entries: usize) -> Self::Dict;
-    fn integer_key(&mut self, key: usize);
-    fn string_key(&mut self, key: &'a str);
-    fn seq_entry(&mut self, seq: &mut Self::Seq, key: usize, value: Self::Value);
-    fn dict_entry(&mut self, dict: &mut Self::Dict, key: &'a str, value: Self::Value);
-    fn close_seq(&mut self, seq: Self::Seq) -> Self::Value;
-    fn close_dict(&mut self, dict: Self::Dict) -> Self::Value;
+    /// An entry of key `key`: the slot its value is written into.
+    fn seq_entry<'s>(&mut self, seq: &'s mut Self::Seq, key: usize) -> &'s mut Self::Value;
+    fn dict_entry<'s>(&mut self, dict: &'s mut Self::Dict, key: &'a str) -> &'s mut Self::Value;
+    fn close_seq(&mut self, seq: Self::Seq, out: &mut Self::Value);
+    fn close_dict(&mut self, dict: Self::Dict, out: &mut Self::Value);
 }
 
 /// A visitor's events.
@@ -216,7 +222,9 @@ impl<'a, V: SipVisitor<'a>> Build<'a> for Events<'_, V> {
     type Dict = ();
     const COUNTS: bool = false;
     #[inline(always)]
-    fn leaf(&mut self, raw_index: usize) {
+    fn placeholder(&mut self) {}
+    #[inline(always)]
+    fn leaf(&mut self, raw_index: usize, _: &mut ()) {
         self.0.leaf(raw_index);
     }
     #[inline(always)]
@@ -228,23 +236,21 @@ impl<'a, V: SipVisitor<'a>> Build<'a> for Events<'_, V> {
         self.0.open(StructKind::Dict);
     }
     #[inline(always)]
-    fn integer_key(&mut self, key: usize) {
+    fn seq_entry<'s>(&mut self, seq: &'s mut (), key: usize) -> &'s mut () {
         self.0.integer_key(key);
+        seq
     }
     #[inline(always)]
-    fn string_key(&mut self, key: &'a str) {
+    fn dict_entry<'s>(&mut self, dict: &'s mut (), key: &'a str) -> &'s mut () {
         self.0.string_key(key);
+        dict
     }
     #[inline(always)]
-    fn seq_entry(&mut self, _: &mut (), _: usize, _: ()) {}
-    #[inline(always)]
-    fn dict_entry(&mut self, _: &mut (), _: &'a str, _: ()) {}
-    #[inline(always)]
-    fn close_seq(&mut self, _: ()) {
+    fn close_seq(&mut self, _: (), _: &mut ()) {
         self.0.close();
     }
     #[inline(always)]
-    fn close_dict(&mut self, _: ()) {
+    fn close_dict(&mut self, _: (), _: &mut ()) {
         self.0.close();
     }
 }
@@ -396,7 +402,8 @@ fn side<'a, B: Build<'a>>(content: &'a [u8], offset: usize, b: &mut B) -> Result
         return Ok(None);
     }
     let mut side = Side { seen: Seen::new(), content, offset, text: None };
-    let (value, end) = parse_value(content, 0, false, 0, b, &mut side)?;
+    let mut value = b.placeholder();
+    let end = parse_value(content, 0, false, 0, b, &mut side, &mut value)?;
     if end < content.len() {
         let (c, _) = side.component(content, end)?;
         return Err(ParseError::new(c.offset(), ParseErrorKind::MultipleValues));
@@ -405,9 +412,10 @@ fn side<'a, B: Build<'a>>(content: &'a [u8], offset: usize, b: &mut B) -> Result
     Ok(Some(value))
 }
 
-/// The value at `body[pos]` (there is one) and the position after it,
-/// inside `depth` open structs (`in_struct`: after a key, else at the top
-/// of a side). `body` ends where the innermost open struct ends.
+/// The value at `body[pos]` (there is one), written into `out`, and the
+/// position after it, inside `depth` open structs (`in_struct`: after a
+/// key, else at the top of a side). `body` ends where the innermost open
+/// struct ends.
 #[inline(always)]
 fn parse_value<'a, B: Build<'a>>(
     body: &'a [u8],
@@ -416,19 +424,22 @@ fn parse_value<'a, B: Build<'a>>(
     depth: usize,
     b: &mut B,
     side: &mut Side<'a>,
-) -> Result<(B::Value, usize), ParseError> {
+    out: &mut B::Value,
+) -> Result<usize, ParseError> {
     let tag = body[pos];
     if tag == b'_' {
         if let Some((raw, next)) = short_digits(body, pos + 1) {
             side.seen.add(raw, side.offset + pos);
-            return Ok((b.leaf(raw as usize), next));
+            b.leaf(raw as usize, out);
+            return Ok(next);
         }
     } else if (tag == b'S' || tag == b'D')
         && let Some((start, end)) = short_span(body, pos)
     {
-        return parse_struct(tag, &body[..end], start, pos, depth, b, side).map(|v| (v, end));
+        parse_struct(tag, &body[..end], start, pos, depth, b, side, out)?;
+        return Ok(end);
     }
-    value_slow(body, pos, in_struct, depth, b, side)
+    value_slow(body, pos, in_struct, depth, b, side, out)
 }
 
 /// [`parse_value`] of a component that is not a leaf or struct in its
@@ -442,7 +453,8 @@ fn value_slow<'a, B: Build<'a>>(
     depth: usize,
     b: &mut B,
     side: &mut Side<'a>,
-) -> Result<(B::Value, usize), ParseError> {
+    out: &mut B::Value,
+) -> Result<usize, ParseError> {
     let (c, next) = side.component(body, pos)?;
     match c {
         Component::Integer { tag: b'_', value, offset } => {
@@ -450,11 +462,13 @@ fn value_slow<'a, B: Build<'a>>(
                 return Err(ParseError::new(offset, ParseErrorKind::NegativeIndex(value)));
             }
             side.seen.add(value as u32, offset);
-            Ok((b.leaf(value as usize), next))
+            b.leaf(value as usize, out);
+            Ok(next)
         }
         Component::Span { tag: tag @ (b'S' | b'D'), content, content_offset, .. } => {
             let start = content_offset - side.offset;
-            parse_struct(tag, &body[..start + content.len()], start, pos, depth, b, side).map(|v| (v, next))
+            parse_struct(tag, &body[..start + content.len()], start, pos, depth, b, side, out)?;
+            Ok(next)
         }
         c => {
             let tag = c.tag();
@@ -469,8 +483,10 @@ fn value_slow<'a, B: Build<'a>>(
 }
 
 /// The struct (`S` or `D`, tag at `pos`) whose content is `body[start..]`,
-/// inside `depth` open structs: the depth check, then its entries.
+/// inside `depth` open structs, written into `out`: the depth check, then
+/// its entries.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn parse_struct<'a, B: Build<'a>>(
     tag: u8,
     body: &'a [u8],
@@ -479,14 +495,15 @@ fn parse_struct<'a, B: Build<'a>>(
     depth: usize,
     b: &mut B,
     side: &mut Side<'a>,
-) -> Result<B::Value, ParseError> {
+    out: &mut B::Value,
+) -> Result<(), ParseError> {
     if depth >= MAX_DEPTH {
         return Err(side.error(pos, ParseErrorKind::TooDeep(MAX_DEPTH)));
     }
     if tag == b'S' {
-        parse_sequence(body, start, depth + 1, b, side)
+        parse_sequence(body, start, depth + 1, b, side, out)
     } else {
-        parse_dict(body, start, depth + 1, b, side)
+        parse_dict(body, start, depth + 1, b, side, out)
     }
 }
 
@@ -532,7 +549,7 @@ fn dict_key_slow(body: &[u8], pos: usize, side: &Side<'_>) -> Result<(usize, usi
 }
 
 /// The entries of a sequence whose content is `body[pos..]` (`depth`:
-/// open structs, this one included).
+/// open structs, this one included), written into `out`.
 #[inline(always)]
 fn parse_sequence<'a, B: Build<'a>>(
     body: &'a [u8],
@@ -540,7 +557,8 @@ fn parse_sequence<'a, B: Build<'a>>(
     depth: usize,
     b: &mut B,
     side: &mut Side<'a>,
-) -> Result<B::Value, ParseError> {
+    out: &mut B::Value,
+) -> Result<(), ParseError> {
     let entries = if B::COUNTS { SignatureParser::new(&body[pos..]).count_tags(|t| t == b'k') } else { 0 };
     let mut seq = b.open_seq(entries);
     // One below the smallest key allowed next.
@@ -557,20 +575,18 @@ fn parse_sequence<'a, B: Build<'a>>(
             return Err(side.error(key_pos, kind));
         }
         last = i64::from(key);
-        let key = key as usize;
-        b.integer_key(key);
+        let slot = b.seq_entry(&mut seq, key as usize);
         if next == body.len() {
             return Err(side.error(next, ParseErrorKind::MissingValue));
         }
-        let (v, after) = parse_value(body, next, true, depth, b, side)?;
-        b.seq_entry(&mut seq, key, v);
-        pos = after;
+        pos = parse_value(body, next, true, depth, b, side, slot)?;
     }
-    Ok(b.close_seq(seq))
+    b.close_seq(seq, out);
+    Ok(())
 }
 
 /// The entries of a dict whose content is `body[pos..]` (`depth`: open
-/// structs, this one included).
+/// structs, this one included), written into `out`.
 #[inline(always)]
 fn parse_dict<'a, B: Build<'a>>(
     body: &'a [u8],
@@ -578,7 +594,8 @@ fn parse_dict<'a, B: Build<'a>>(
     depth: usize,
     b: &mut B,
     side: &mut Side<'a>,
-) -> Result<B::Value, ParseError> {
+    out: &mut B::Value,
+) -> Result<(), ParseError> {
     let entries = if B::COUNTS { SignatureParser::new(&body[pos..]).count_tags(|t| t == b'K') } else { 0 };
     let mut dict = b.open_dict(entries);
     let mut last: Option<&[u8]> = None;
@@ -599,15 +616,14 @@ fn parse_dict<'a, B: Build<'a>>(
             }
         }
         last = Some(content);
-        b.string_key(key);
+        let slot = b.dict_entry(&mut dict, key);
         if end == body.len() {
             return Err(side.error(end, ParseErrorKind::MissingValue));
         }
-        let (v, after) = parse_value(body, end, true, depth, b, side)?;
-        b.dict_entry(&mut dict, key, v);
-        pos = after;
+        pos = parse_value(body, end, true, depth, b, side, slot)?;
     }
-    Ok(b.close_dict(dict))
+    b.close_dict(dict, out);
+    Ok(())
 }
 
 /// Replays a structure as visitor events (the events its signature would give).

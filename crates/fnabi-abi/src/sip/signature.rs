@@ -43,7 +43,8 @@ impl<'a> KeyCache<'a> {
 }
 
 /// Builds [`Structure`]s: each struct's entries in one allocation of the
-/// exact size (counted first), each distinct key in one.
+/// exact size (counted first), each distinct key in one; each value is
+/// written into its entry's slot, pushed before the value is parsed.
 struct Collector<'a> {
     /// Made at the first key.
     keys: Option<KeyCache<'a>>,
@@ -54,8 +55,11 @@ impl<'a> Build<'a> for Collector<'a> {
     type Seq = Vec<(usize, Structure)>;
     type Dict = Vec<(Key, Structure)>;
     const COUNTS: bool = true;
-    fn leaf(&mut self, raw_index: usize) -> Structure {
-        Structure::Leaf(raw_index)
+    fn placeholder(&mut self) -> Structure {
+        Structure::Leaf(0)
+    }
+    fn leaf(&mut self, raw_index: usize, out: &mut Structure) {
+        *out = Structure::Leaf(raw_index);
     }
     fn open_seq(&mut self, entries: usize) -> Self::Seq {
         Vec::with_capacity(entries)
@@ -63,19 +67,21 @@ impl<'a> Build<'a> for Collector<'a> {
     fn open_dict(&mut self, entries: usize) -> Self::Dict {
         Vec::with_capacity(entries)
     }
-    fn integer_key(&mut self, _: usize) {}
-    fn string_key(&mut self, _: &'a str) {}
-    fn seq_entry(&mut self, seq: &mut Self::Seq, key: usize, value: Structure) {
-        seq.push((key, value));
+    fn seq_entry<'s>(&mut self, seq: &'s mut Self::Seq, key: usize) -> &'s mut Structure {
+        seq.push((key, Structure::Leaf(0)));
+        let last = seq.len() - 1;
+        &mut seq[last].1
     }
-    fn dict_entry(&mut self, dict: &mut Self::Dict, key: &'a str, value: Structure) {
-        dict.push((self.keys.get_or_insert_with(KeyCache::new).get(key), value));
+    fn dict_entry<'s>(&mut self, dict: &'s mut Self::Dict, key: &'a str) -> &'s mut Structure {
+        dict.push((self.keys.get_or_insert_with(KeyCache::new).get(key), Structure::Leaf(0)));
+        let last = dict.len() - 1;
+        &mut dict[last].1
     }
-    fn close_seq(&mut self, seq: Self::Seq) -> Structure {
-        Structure::Sequence(seq)
+    fn close_seq(&mut self, seq: Self::Seq, out: &mut Structure) {
+        *out = Structure::Sequence(seq);
     }
-    fn close_dict(&mut self, dict: Self::Dict) -> Structure {
-        Structure::Dict(dict)
+    fn close_dict(&mut self, dict: Self::Dict, out: &mut Structure) {
+        *out = Structure::Dict(dict);
     }
 }
 
