@@ -15,15 +15,17 @@
 //! signatures, SIP ones on the SIP signatures (`I1!R1!` is both).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use fnabi::mangle::{Component, SignatureParser};
+use fnabi::RawSignature;
 use fnabi::raw::{RawSignatureReader, RawTypeRef};
-use fnabi::sip::{ReferenceText, SipReader, SipSignature, SipVisitor, StructKind};
-use fnabi::{Dim, RawSignature};
 use std::hint::black_box;
 use std::time::Duration;
 
 #[path = "../../fnabi-abi/tests/support/ten_signatures.rs"]
 mod ten_signatures;
+
+#[path = "../../fnabi-abi/tests/support/p6_operations.rs"]
+mod p6_operations;
+use p6_operations::{raw_human, raw_human_zero_copy, raw_read, sip_parse, sip_text, sip_visit, walk};
 
 const SIGNATURES: &[&str] = &[
     "I1!R1!",
@@ -75,69 +77,6 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-/// Every component of `bytes` (at absolute offset `base`), descending into
-/// spans except dict keys (`K`, whose content is a name, not components);
-/// stops at the first error. (A span's parts, not a parser, go down the
-/// recursion: a copied parser is written a field at a time and read back
-/// whole, which stalls the CPU.)
-fn walk(bytes: &[u8], base: usize) -> usize {
-    let mut n = 0;
-    for c in SignatureParser::with_offset(bytes, base) {
-        let Ok(c) = c else { break };
-        n += 1;
-        if let Component::Span { tag, content, content_offset, .. } = c
-            && tag != b'K'
-        {
-            n += walk(content, content_offset);
-        }
-    }
-    n
-}
-
-/// Reads every item and dim of both sides without allocating.
-fn raw_read(mangled: &str) -> i64 {
-    let r = RawSignatureReader::new(mangled.as_bytes()).unwrap();
-    let mut acc = 0i64;
-    for t in r.inputs().chain(r.results()) {
-        match t.unwrap() {
-            RawTypeRef::Buffer(b) => {
-                acc += i64::from(b.dtype.code());
-                for d in b.dims() {
-                    acc += match d {
-                        Dim::Static(n) => i64::from(n),
-                        Dim::Dynamic => -1,
-                    };
-                }
-            }
-            RawTypeRef::Scalar(s) => acc += i64::from(s.code()),
-            RawTypeRef::RefObject | RawTypeRef::Unrecognized => acc += 1,
-        }
-    }
-    acc
-}
-
-/// Sums what it is told, so no event is optimized away.
-#[derive(Default)]
-struct Count(usize);
-
-impl SipVisitor<'_> for Count {
-    fn integer_key(&mut self, key: usize) {
-        self.0 += key;
-    }
-    fn string_key(&mut self, key: &str) {
-        self.0 += key.len();
-    }
-    fn open(&mut self, kind: StructKind) {
-        self.0 += 1 + kind as usize;
-    }
-    fn close(&mut self) {
-        self.0 += 1;
-    }
-    fn leaf(&mut self, raw_index: usize) {
-        self.0 += raw_index;
-    }
-}
-
 fn p6(c: &mut Criterion) {
     let sigs = ten_signatures::ten();
     let mut g = c.benchmark_group("p6");
@@ -151,44 +90,17 @@ fn p6(c: &mut Criterion) {
         g.bench_function(format!("raw_read/{}", s.name), |b| b.iter(|| raw_read(black_box(m))));
         g.bench_function(format!("raw_parse/{}", s.name), |b| b.iter(|| RawSignature::parse(black_box(m)).unwrap()));
         let mut out = String::new();
-        g.bench_function(format!("raw_human/{}", s.name), |b| {
-            b.iter(|| {
-                out.clear();
-                RawSignature::parse(black_box(m)).unwrap().write_human(&mut out);
-                out.len()
-            })
-        });
+        g.bench_function(format!("raw_human/{}", s.name), |b| b.iter(|| raw_human(black_box(m), &mut out)));
         g.bench_function(format!("raw_human_zero_copy/{}", s.name), |b| {
-            b.iter(|| {
-                out.clear();
-                RawSignatureReader::new(black_box(m).as_bytes()).unwrap().write_human(&mut out).unwrap();
-                out.len()
-            })
+            b.iter(|| raw_human_zero_copy(black_box(m), &mut out))
         });
     }
     for s in sigs.iter().filter(|s| s.sip) {
         let m = s.mangled.as_str();
-        g.bench_function(format!("sip_visit/{}", s.name), |b| {
-            b.iter(|| {
-                let r = SipReader::new(black_box(m.as_bytes())).unwrap();
-                let mut v = Count::default();
-                r.visit_inputs(&mut v).unwrap();
-                r.visit_results(&mut v).unwrap();
-                v.0
-            })
-        });
+        g.bench_function(format!("sip_visit/{}", s.name), |b| b.iter(|| sip_visit(black_box(m))));
         let (mut ins, mut outs) = (String::new(), String::new());
-        g.bench_function(format!("sip_text/{}", s.name), |b| {
-            b.iter(|| {
-                let r = SipReader::new(black_box(m.as_bytes())).unwrap();
-                ins.clear();
-                r.visit_inputs(&mut ReferenceText::with_writer(&mut ins)).unwrap();
-                outs.clear();
-                r.visit_results(&mut ReferenceText::with_writer(&mut outs)).unwrap();
-                ins.len() + outs.len()
-            })
-        });
-        g.bench_function(format!("sip_parse/{}", s.name), |b| b.iter(|| SipSignature::parse(black_box(m)).unwrap()));
+        g.bench_function(format!("sip_text/{}", s.name), |b| b.iter(|| sip_text(black_box(m), &mut ins, &mut outs)));
+        g.bench_function(format!("sip_parse/{}", s.name), |b| b.iter(|| sip_parse(black_box(m))));
     }
     g.finish();
 }

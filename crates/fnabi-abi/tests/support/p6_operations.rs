@@ -1,0 +1,112 @@
+//! The operations of issue 19's P6 rows on one signature, shared by the
+//! `signature` bench (crates/fnabi, group `p6`) and the `signature_timing`
+//! example that runs beside IREE's C++ parser: each mirrors one operation
+//! of `bench/iree-signature/driver.cc`.
+
+use fnabi_abi::Dim;
+use fnabi_abi::RawSignature;
+use fnabi_abi::mangle::{Component, SignatureParser};
+use fnabi_abi::raw::{RawSignatureReader, RawTypeRef};
+use fnabi_abi::sip::{ReferenceText, SipReader, SipSignature, SipVisitor, StructKind};
+
+/// Every component of `bytes` (at absolute offset `base`), descending into
+/// spans except dict keys (`K`, whose content is a name, not components);
+/// stops at the first error. (A span's parts, not a parser, go down the
+/// recursion: a copied parser is written a field at a time and read back
+/// whole, which stalls the CPU.)
+#[inline(never)]
+pub fn walk(bytes: &[u8], base: usize) -> usize {
+    let mut n = 0;
+    for c in SignatureParser::with_offset(bytes, base) {
+        let Ok(c) = c else { break };
+        n += 1;
+        if let Component::Span { tag, content, content_offset, .. } = c
+            && tag != b'K'
+        {
+            n += walk(content, content_offset);
+        }
+    }
+    n
+}
+
+/// Reads every item and dim of both sides without allocating.
+pub fn raw_read(mangled: &str) -> i64 {
+    let r = RawSignatureReader::new(mangled.as_bytes()).unwrap();
+    let mut acc = 0i64;
+    for t in r.inputs().chain(r.results()) {
+        match t.unwrap() {
+            RawTypeRef::Buffer(b) => {
+                acc += i64::from(b.dtype.code());
+                for d in b.dims() {
+                    acc += match d {
+                        Dim::Static(n) => i64::from(n),
+                        Dim::Dynamic => -1,
+                    };
+                }
+            }
+            RawTypeRef::Scalar(s) => acc += i64::from(s.code()),
+            RawTypeRef::RefObject | RawTypeRef::Unrecognized => acc += 1,
+        }
+    }
+    acc
+}
+
+/// `RawSignature::parse`, then its human-readable form into `out`.
+pub fn raw_human(mangled: &str, out: &mut String) -> usize {
+    out.clear();
+    RawSignature::parse(mangled).unwrap().write_human(out);
+    out.len()
+}
+
+/// The human-readable form into `out` straight from the mangled text.
+pub fn raw_human_zero_copy(mangled: &str, out: &mut String) -> usize {
+    out.clear();
+    RawSignatureReader::new(mangled.as_bytes()).unwrap().write_human(out).unwrap();
+    out.len()
+}
+
+/// Sums what it is told, so no event is optimized away.
+#[derive(Default)]
+pub struct Count(pub usize);
+
+impl SipVisitor<'_> for Count {
+    fn integer_key(&mut self, key: usize) {
+        self.0 += key;
+    }
+    fn string_key(&mut self, key: &str) {
+        self.0 += key.len();
+    }
+    fn open(&mut self, kind: StructKind) {
+        self.0 += 1 + kind as usize;
+    }
+    fn close(&mut self) {
+        self.0 += 1;
+    }
+    fn leaf(&mut self, raw_index: usize) {
+        self.0 += raw_index;
+    }
+}
+
+/// Both sides into a [`Count`].
+pub fn sip_visit(mangled: &str) -> usize {
+    let r = SipReader::new(mangled.as_bytes()).unwrap();
+    let mut v = Count::default();
+    r.visit_inputs(&mut v).unwrap();
+    r.visit_results(&mut v).unwrap();
+    v.0
+}
+
+/// The reference text of both sides into `ins` and `outs`.
+pub fn sip_text(mangled: &str, ins: &mut String, outs: &mut String) -> usize {
+    let r = SipReader::new(mangled.as_bytes()).unwrap();
+    ins.clear();
+    r.visit_inputs(&mut ReferenceText::with_writer(&mut *ins)).unwrap();
+    outs.clear();
+    r.visit_results(&mut ReferenceText::with_writer(&mut *outs)).unwrap();
+    ins.len() + outs.len()
+}
+
+/// `SipSignature::parse`, dropped.
+pub fn sip_parse(mangled: &str) -> usize {
+    usize::from(SipSignature::parse(mangled).unwrap().inputs().is_some())
+}
