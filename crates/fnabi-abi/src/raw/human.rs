@@ -213,9 +213,12 @@ impl RawSignatureReader<'_> {
     /// assert_eq!(out, "f: (Buffer<float32[?]>) -> (sint32)");
     /// ```
     pub fn write_human(&self, out: &mut String) -> Result<(), ParseError> {
-        fn list(f: &mut String, items: RawTypeReader<'_>) -> Result<(), ParseError> {
+        // A side goes down as its parts and the reader is made here: a
+        // reader handed to a call is copied whole right after it was
+        // written a word at a time, which stalls store forwarding.
+        fn list(f: &mut String, side: (&[u8], usize)) -> Result<(), ParseError> {
             f.push('(');
-            for (i, t) in items.enumerate() {
+            for (i, t) in RawTypeReader::new(side).enumerate() {
                 if i > 0 {
                     f.push_str(", ");
                 }
@@ -231,9 +234,9 @@ impl RawSignatureReader<'_> {
             Ok(())
         }
         let start = out.len();
-        let written = list(out, self.inputs()).and_then(|()| {
+        let written = list(out, self.inputs).and_then(|()| {
             out.push_str(" -> ");
-            list(out, self.results())
+            list(out, self.results)
         });
         if written.is_err() {
             out.truncate(start);

@@ -23,8 +23,8 @@ use crate::scalar::ScalarType;
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct RawSignatureReader<'a> {
-    inputs: (&'a [u8], usize),
-    results: (&'a [u8], usize),
+    pub(super) inputs: (&'a [u8], usize),
+    pub(super) results: (&'a [u8], usize),
 }
 
 impl<'a> RawSignatureReader<'a> {
@@ -287,7 +287,7 @@ fn not_an_item(offset: usize, tag: u8) -> ParseError {
 }
 
 impl<'a> RawTypeReader<'a> {
-    fn new((bytes, base): (&'a [u8], usize)) -> Self {
+    pub(super) fn new((bytes, base): (&'a [u8], usize)) -> Self {
         RawTypeReader { bytes, base, pos: 0 }
     }
 
@@ -340,7 +340,7 @@ impl<'a> RawTypeReader<'a> {
 
     /// Reads every remaining item into owned types: one allocation for the
     /// list (sized by a count of the items first), none for a buffer of
-    /// rank up to 4, one exact-size slice for a higher rank.
+    /// rank up to 6, one exact-size slice for a higher rank.
     #[inline]
     pub fn collect_owned(mut self) -> Result<Vec<RawType>, ParseError> {
         if self.pos == self.bytes.len() {
