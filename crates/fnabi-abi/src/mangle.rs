@@ -205,45 +205,45 @@ impl<'a> SignatureParser<'a> {
         n
     }
 
-    #[cold]
-    #[inline(never)]
+    /// Stops the parser with the error `kind` at `at` (relative). Inlined,
+    /// with the error built out of line (one word): a call that took the
+    /// parser would keep its state in memory, and its position would go
+    /// through a store and a load on every component.
+    #[inline(always)]
     fn fail(&mut self, at: usize, kind: ParseErrorKind) -> Option<Result<Component<'a>, ParseError>> {
         self.done = true;
         Some(Err(ParseError::new(self.base + at, kind)))
     }
+}
 
-    /// The out-of-range error of an integer whose digits start at `d0`
-    /// (after the tag at `start`), or its value: the slow path for more than
-    /// nine digits, which may overflow.
-    #[cold]
-    #[inline(never)]
-    fn long_integer(&mut self, start: usize, d0: usize, negative: bool) -> Option<Result<Component<'a>, ParseError>> {
-        let tag = self.bytes[start];
-        // Accumulate in i64 and stop as soon as the magnitude leaves the i32
-        // range; leading zeros never overflow.
-        let limit: i64 = if negative { 1 << 31 } else { (1 << 31) - 1 };
-        let mut magnitude: i64 = 0;
-        for &b in &self.bytes[d0..self.pos] {
-            magnitude = magnitude * 10 + i64::from(b - b'0');
-            if magnitude > limit {
-                return self.fail(start + 1, ParseErrorKind::IntegerOutOfRange);
-            }
+/// The value of an integer's digits `digits` (more than nine, so it may
+/// leave the `i32` range): `None` when it does.
+#[cold]
+#[inline(never)]
+fn long_integer(digits: &[u8], negative: bool) -> Option<i32> {
+    // Accumulate in i64 and stop as soon as the magnitude leaves the i32
+    // range; leading zeros never overflow.
+    let limit: i64 = if negative { 1 << 31 } else { (1 << 31) - 1 };
+    let mut magnitude: i64 = 0;
+    for &b in digits {
+        magnitude = magnitude * 10 + i64::from(b - b'0');
+        if magnitude > limit {
+            return None;
         }
-        let value = if negative { -magnitude } else { magnitude } as i32;
-        Some(Ok(Component::Integer { tag, value, offset: self.base + start }))
     }
+    Some(if negative { -magnitude } else { magnitude } as i32)
+}
 
-    /// The value of a span length of more than eighteen digits (leading
-    /// zeros allowed), `None` when it overflows `usize`.
-    #[cold]
-    #[inline(never)]
-    fn long_length(&self, d0: usize) -> Option<usize> {
-        let mut declared: usize = 0;
-        for &b in &self.bytes[d0..self.pos] {
-            declared = declared.checked_mul(10)?.checked_add(usize::from(b - b'0'))?;
-        }
-        Some(declared)
+/// The value of a span length of more than eighteen digits (leading zeros
+/// allowed), `None` when it overflows `usize`.
+#[cold]
+#[inline(never)]
+fn long_length(digits: &[u8]) -> Option<usize> {
+    let mut declared: usize = 0;
+    for &b in digits {
+        declared = declared.checked_mul(10)?.checked_add(usize::from(b - b'0'))?;
     }
+    Some(declared)
 }
 
 /// Byte classes of the lexer, one table lookup per byte.
@@ -304,7 +304,10 @@ impl<'a> Iterator for SignatureParser<'a> {
                 return self.fail(d0, ParseErrorKind::MissingDigits);
             }
             if pos - d0 > 9 {
-                return self.long_integer(start, d0, negative);
+                let Some(value) = long_integer(&bytes[d0..pos], negative) else {
+                    return self.fail(start + 1, ParseErrorKind::IntegerOutOfRange);
+                };
+                return Some(Ok(Component::Integer { tag, value, offset: self.base + start }));
             }
             // magnitude < 10^9 < 2^31: both signs fit.
             let value = if negative { -(magnitude as i32) } else { magnitude as i32 };
@@ -326,7 +329,7 @@ impl<'a> Iterator for SignatureParser<'a> {
             if pos == d0 {
                 return self.fail(d0, ParseErrorKind::MissingLength);
             }
-            let declared = if pos - d0 > 18 { self.long_length(d0) } else { usize::try_from(short).ok() };
+            let declared = if pos - d0 > 18 { long_length(&bytes[d0..pos]) } else { usize::try_from(short).ok() };
             let Some(declared) = declared else {
                 return self.fail(d0, ParseErrorKind::LengthOutOfRange);
             };
