@@ -192,42 +192,32 @@ fn scalar_code(offset: usize, value: i32) -> Result<ScalarType, ParseError> {
         .ok_or_else(|| ParseError::new(offset, ParseErrorKind::IllegalScalarCode(value)))
 }
 
-/// Reads the integer fields of an item's `content` (`content[0]` at
-/// absolute `base`) into `field(tag, value, offset)`. The usual form is
-/// read in place; anything else by the generic lexer ([`fields_slow`]).
+/// The integer field whose tag is at `content[pos]` (`content[0]` at
+/// absolute `base`): its value and the position after it. The usual form
+/// is read in place, anything else by the generic lexer ([`field_slow`]).
+/// The tag is `content[pos]` either way, and the callers keep what they
+/// read in locals: nothing of theirs is handed to a call, which would keep
+/// it in memory (a store and a load on every field).
 #[inline(always)]
-fn fields<F>(content: &[u8], base: usize, field: &mut F) -> Result<(), ParseError>
-where
-    F: FnMut(u8, i32, usize) -> Result<(), ParseError>,
-{
-    let mut pos = 0;
-    while let Some(&tag) = content.get(pos) {
-        if is_integer_tag(tag)
-            && let Some((value, next)) = short_integer(content, pos)
-        {
-            field(tag, value, base + pos)?;
-            pos = next;
-        } else {
-            pos = field_slow(content, pos, base, field)?;
-        }
+fn next_field(content: &[u8], pos: usize, base: usize) -> Result<(i32, usize), ParseError> {
+    if is_integer_tag(content[pos])
+        && let Some(field) = short_integer(content, pos)
+    {
+        return Ok(field);
     }
-    Ok(())
+    field_slow(content, pos, base)
 }
 
-/// One field of [`fields`] read by the generic lexer, which reports a
-/// malformed component; a span is no field (its tag goes to `field`,
-/// which reports it as unknown). The position after it.
+/// [`next_field`] by the generic lexer, which reports a malformed
+/// component; a span is no field (value 0: its tag is reported as unknown).
 #[cold]
 #[inline(never)]
-fn field_slow<F>(content: &[u8], pos: usize, base: usize, field: &mut F) -> Result<usize, ParseError>
-where
-    F: FnMut(u8, i32, usize) -> Result<(), ParseError>,
-{
+fn field_slow(content: &[u8], pos: usize, base: usize) -> Result<(i32, usize), ParseError> {
     match component_at(content, pos, base) {
-        Some(Ok((Component::Integer { tag, value, offset }, next))) => field(tag, value, offset).map(|()| next),
-        Some(Ok((c, next))) => field(c.tag(), 0, c.offset()).map(|()| next),
+        Some(Ok((Component::Integer { value, .. }, next))) => Ok((value, next)),
+        Some(Ok((_, next))) => Ok((0, next)),
         Some(Err(e)) => Err(e),
-        None => Ok(content.len()),
+        None => Ok((0, content.len())),
     }
 }
 
@@ -237,7 +227,10 @@ fn buffer_item(content: &[u8], content_offset: usize) -> Result<BufferRef<'_>, P
     let mut dtype = ScalarType::F32;
     let mut layout = DimOrder::RowMajor;
     let mut rank = 0;
-    fields(content, content_offset, &mut |tag, value, offset| {
+    let mut pos = 0;
+    while let Some(&tag) = content.get(pos) {
+        let (value, next) = next_field(content, pos, content_offset)?;
+        let offset = content_offset + pos;
         match tag {
             b'd' => {
                 if Dim::from_i32(value).is_none() {
@@ -252,29 +245,55 @@ fn buffer_item(content: &[u8], content_offset: usize) -> Result<BufferRef<'_>, P
             }
             _ => return Err(ParseError::new(offset, ParseErrorKind::UnknownField { item: "buffer", tag })),
         }
-        Ok(())
-    })?;
+        pos = next;
+    }
     Ok(BufferRef { dtype, layout, content, rank })
 }
 
 #[inline]
 fn scalar_item(content: &[u8], content_offset: usize) -> Result<ScalarType, ParseError> {
     let mut dtype = ScalarType::F32;
-    fields(content, content_offset, &mut |tag, value, offset| {
+    let mut pos = 0;
+    while let Some(&tag) = content.get(pos) {
+        let (value, next) = next_field(content, pos, content_offset)?;
+        let offset = content_offset + pos;
         if tag != b't' {
             return Err(ParseError::new(offset, ParseErrorKind::UnknownField { item: "scalar", tag }));
         }
         dtype = scalar_code(offset, value)?;
-        Ok(())
-    })?;
+        pos = next;
+    }
     Ok(dtype)
 }
 
 #[inline]
 fn empty_item(item: &'static str, content: &[u8], content_offset: usize) -> Result<(), ParseError> {
-    fields(content, content_offset, &mut |tag, _, offset| {
-        Err(ParseError::new(offset, ParseErrorKind::UnknownField { item, tag }))
-    })
+    match content.first() {
+        None => Ok(()),
+        Some(&tag) => {
+            next_field(content, 0, content_offset)?;
+            Err(ParseError::new(content_offset, ParseErrorKind::UnknownField { item, tag }))
+        }
+    }
+}
+
+/// The span of the item at `bytes[pos]` (`bytes[0]` at absolute `base`)
+/// when it is not in its usual form, read by the generic lexer: its
+/// content's start and its end. (Of the reader's parts, not the reader:
+/// see [`next_field`].)
+#[cold]
+#[inline(never)]
+fn span_slow(bytes: &[u8], pos: usize, base: usize) -> Result<(usize, usize), ParseError> {
+    match component_at(bytes, pos, base) {
+        Some(Ok((Component::Span { content, content_offset, .. }, end))) => {
+            let start = content_offset - base;
+            debug_assert_eq!(start + content.len(), end);
+            Ok((start, end))
+        }
+        Some(Ok((c, _))) => Err(not_an_item(c.offset(), c.tag())),
+        Some(Err(e)) => Err(e),
+        None => unreachable!("an item is read only before the end"),
+    }
 }
 
 /// The error of a component where an item is due.
@@ -300,7 +319,7 @@ impl<'a> RawTypeReader<'a> {
         let span = if is_span_tag(tag) { short_span(bytes, pos) } else { None };
         let (start, end) = match span {
             Some(span) => span,
-            None => match self.span_slow() {
+            None => match span_slow(bytes, pos, self.base) {
                 Ok(span) => span,
                 Err(e) => {
                     self.pos = bytes.len();
@@ -319,23 +338,6 @@ impl<'a> RawTypeReader<'a> {
         // An error ends the reader.
         self.pos = if item.is_ok() { end } else { bytes.len() };
         Some(item)
-    }
-
-    /// The span of the next item when it is not in its usual form, read
-    /// by the generic lexer: its content's start and its end.
-    #[cold]
-    #[inline(never)]
-    fn span_slow(&self) -> Result<(usize, usize), ParseError> {
-        match component_at(self.bytes, self.pos, self.base) {
-            Some(Ok((Component::Span { content, content_offset, .. }, end))) => {
-                let start = content_offset - self.base;
-                debug_assert_eq!(start + content.len(), end);
-                Ok((start, end))
-            }
-            Some(Ok((c, _))) => Err(not_an_item(c.offset(), c.tag())),
-            Some(Err(e)) => Err(e),
-            None => unreachable!("an item is read only before the end"),
-        }
     }
 
     /// Reads every remaining item into owned types: one allocation for the
