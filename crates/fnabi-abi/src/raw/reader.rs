@@ -221,9 +221,14 @@ fn field_slow(content: &[u8], pos: usize, base: usize) -> Result<(i32, usize), P
     }
 }
 
-/// Checks a buffer's fields in one pass.
+/// Checks a buffer's fields in one pass, handing each dim to `dim(index,
+/// dim)`: its element type, layout and rank.
 #[inline(always)]
-fn buffer_item(content: &[u8], content_offset: usize) -> Result<BufferRef<'_>, ParseError> {
+fn buffer_fields(
+    content: &[u8],
+    content_offset: usize,
+    mut dim: impl FnMut(usize, Dim),
+) -> Result<(ScalarType, DimOrder, usize), ParseError> {
     let mut dtype = ScalarType::F32;
     let mut layout = DimOrder::RowMajor;
     let mut rank = 0;
@@ -233,9 +238,10 @@ fn buffer_item(content: &[u8], content_offset: usize) -> Result<BufferRef<'_>, P
         let offset = content_offset + pos;
         match tag {
             b'd' => {
-                if Dim::from_i32(value).is_none() {
+                let Some(d) = Dim::from_i32(value) else {
                     return Err(ParseError::new(offset, ParseErrorKind::IllegalDim(value)));
-                }
+                };
+                dim(rank, d);
                 rank += 1;
             }
             b't' => dtype = scalar_code(offset, value)?,
@@ -247,7 +253,35 @@ fn buffer_item(content: &[u8], content_offset: usize) -> Result<BufferRef<'_>, P
         }
         pos = next;
     }
+    Ok((dtype, layout, rank))
+}
+
+/// Checks a buffer's fields in one pass.
+#[inline(always)]
+fn buffer_item(content: &[u8], content_offset: usize) -> Result<BufferRef<'_>, ParseError> {
+    let (dtype, layout, rank) = buffer_fields(content, content_offset, |_, _| {})?;
     Ok(BufferRef { dtype, layout, content, rank })
+}
+
+/// Checks a buffer's fields into `b` (a fresh buffer type in its final
+/// place: the dims are written where they stay, in the same pass).
+#[inline(always)]
+fn owned_buffer(content: &[u8], content_offset: usize, b: &mut BufferType) -> Result<(), ParseError> {
+    let (dtype, layout, rank) = match &mut b.dims {
+        Dims::Inline { dims, .. } => buffer_fields(content, content_offset, |i, d| {
+            if let Some(slot) = dims.get_mut(i) {
+                *slot = d;
+            }
+        })?,
+        Dims::Heap(_) => buffer_fields(content, content_offset, |_, _| {})?,
+    };
+    b.dtype = dtype;
+    b.layout = layout;
+    match &mut b.dims {
+        Dims::Inline { len, .. } if rank <= INLINE_DIMS => *len = rank as u8,
+        dims => *dims = Dims::new(rank, DimIter { content, pos: 0 }),
+    }
+    Ok(())
 }
 
 #[inline]
@@ -357,22 +391,29 @@ impl<'a> RawTypeReader<'a> {
             return Ok(Vec::new());
         }
         let mut out = Vec::with_capacity(items);
-        while let Some(item) = self.next_item() {
-            out.push(match item? {
-                RawTypeRef::Buffer(b) if b.rank <= INLINE_DIMS => {
-                    // The dims are written where they stay: a dim is two
-                    // 4-byte stores, and moving the item right after would
-                    // read them back 8 or 16 bytes at a time, which the CPU
-                    // cannot forward from its store buffer (a stall per load).
-                    let dims = Dims::Inline { len: b.rank as u8, dims: [Dim::Dynamic; INLINE_DIMS] };
-                    out.push(RawType::Buffer(BufferType { dtype: b.dtype, dims, layout: b.layout }));
-                    if let Some(RawType::Buffer(BufferType { dims: Dims::Inline { dims, .. }, .. })) = out.last_mut() {
-                        for (slot, d) in dims.iter_mut().zip(b.dims()) {
-                            *slot = d;
-                        }
-                    }
-                    continue;
+        let bytes = self.bytes;
+        while let Some(&tag) = bytes.get(self.pos) {
+            if tag == b'B'
+                && let Some((start, end)) = short_span(bytes, self.pos)
+            {
+                // A buffer is checked into its final place, its dims
+                // written in the same pass: a dim is two 4-byte stores, and
+                // moving the item right after would read them back 8 or 16
+                // bytes at a time, which the CPU cannot forward from its
+                // store buffer (a stall per load).
+                let dims = Dims::Inline { len: 0, dims: [Dim::Dynamic; INLINE_DIMS] };
+                out.push(RawType::Buffer(BufferType { dtype: ScalarType::F32, dims, layout: DimOrder::RowMajor }));
+                if let Some(RawType::Buffer(b)) = out.last_mut()
+                    && let Err(e) = owned_buffer(&bytes[start..end], self.base + start, b)
+                {
+                    self.pos = bytes.len();
+                    return Err(e);
                 }
+                self.pos = end;
+                continue;
+            }
+            let Some(item) = self.next_item() else { break };
+            out.push(match item? {
                 RawTypeRef::Buffer(b) => {
                     let dims = Dims::new(b.rank, b.dims());
                     RawType::Buffer(BufferType { dtype: b.dtype, dims, layout: b.layout })
