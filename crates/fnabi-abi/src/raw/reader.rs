@@ -413,15 +413,18 @@ impl<'a> RawTypeReader<'a> {
                 continue;
             }
             let Some(item) = self.next_item() else { break };
-            out.push(match item? {
+            // One push per kind: a push of the match's value would build the
+            // whole 64-byte type in a stack slot a field at a time and copy
+            // it 16 bytes at a time (a store-forwarding stall per item).
+            match item? {
                 RawTypeRef::Buffer(b) => {
                     let dims = Dims::new(b.rank, b.dims());
-                    RawType::Buffer(BufferType { dtype: b.dtype, dims, layout: b.layout })
+                    out.push(RawType::Buffer(BufferType { dtype: b.dtype, dims, layout: b.layout }));
                 }
-                RawTypeRef::Scalar(s) => RawType::Scalar(s),
-                RawTypeRef::RefObject => RawType::RefObject,
-                RawTypeRef::Unrecognized => RawType::Unrecognized,
-            });
+                RawTypeRef::Scalar(s) => out.push(RawType::Scalar(s)),
+                RawTypeRef::RefObject => out.push(RawType::RefObject),
+                RawTypeRef::Unrecognized => out.push(RawType::Unrecognized),
+            }
         }
         Ok(out)
     }
