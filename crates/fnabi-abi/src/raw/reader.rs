@@ -151,26 +151,17 @@ impl Iterator for DimIter<'_> {
     fn next(&mut self) -> Option<Dim> {
         loop {
             let &tag = self.content.get(self.pos)?;
+            // Checked fields: the slow path (more than nine digits) reads
+            // them without error.
             let (value, next) = match short_integer(self.content, self.pos) {
                 Some(field) => field,
-                None => long_field(self.content, self.pos)?,
+                None => field_slow(self.content, self.pos, 0).ok()?,
             };
             self.pos = next;
             if tag == b'd' {
                 return Dim::from_i32(value);
             }
         }
-    }
-}
-
-/// A checked field of more than nine digits: its value and the position
-/// after it.
-#[cold]
-#[inline(never)]
-fn long_field(content: &[u8], pos: usize) -> Option<(i32, usize)> {
-    match component_at(content, pos, 0)? {
-        Ok((Component::Integer { value, .. }, next)) => Some((value, next)),
-        _ => None,
     }
 }
 
@@ -417,10 +408,8 @@ impl<'a> RawTypeReader<'a> {
             // whole 64-byte type in a stack slot a field at a time and copy
             // it 16 bytes at a time (a store-forwarding stall per item).
             match item? {
-                RawTypeRef::Buffer(b) => {
-                    let dims = Dims::new(b.rank, b.dims());
-                    out.push(RawType::Buffer(BufferType { dtype: b.dtype, dims, layout: b.layout }));
-                }
+                // A buffer span not in its usual form (rare).
+                b @ RawTypeRef::Buffer(_) => out.push(b.to_owned()),
                 RawTypeRef::Scalar(s) => out.push(RawType::Scalar(s)),
                 RawTypeRef::RefObject => out.push(RawType::RefObject),
                 RawTypeRef::Unrecognized => out.push(RawType::Unrecognized),
