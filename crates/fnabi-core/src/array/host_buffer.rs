@@ -215,10 +215,50 @@ impl HostBuffer {
         HostBuffer { ptr, len, writable, release: Release::Malloc(allocation.as_ptr().cast(), keep_alive) }
     }
 
+    /// [`from_malloc`](Self::from_malloc) written straight into a fresh
+    /// `Arc` (what an [`Array`](super::Array) shares), instead of built and
+    /// then moved there: the hot path of adopting a callee's result. (The
+    /// move copies the buffer with 8-byte loads over its 1-byte `writable`
+    /// store, which the CPU cannot forward; measured on `fnabi/dict8`.)
+    ///
+    /// # Safety
+    /// As for [`from_malloc`](Self::from_malloc).
+    #[cfg(unix)]
+    #[inline(always)]
+    pub unsafe fn shared_from_malloc(
+        allocation: NonNull<u8>,
+        ptr: NonNull<u8>,
+        len: usize,
+        writable: bool,
+        keep_alive: Option<Arc<dyn Any + Send + Sync>>,
+    ) -> Arc<HostBuffer> {
+        let slot = Arc::into_raw(Arc::<HostBuffer>::new_uninit()).cast_mut();
+        // SAFETY: `slot` is the value of a fresh `Arc` that nothing else
+        // holds (its pointer comes from the allocation, not from a shared
+        // reference), so writing it is the only access; it is initialised
+        // before `assume_init`, and `from_raw` takes back what `into_raw`
+        // gave. The buffer's own contract is the caller's (as `from_malloc`).
+        unsafe {
+            (*slot).write(HostBuffer {
+                ptr,
+                len,
+                writable,
+                release: Release::Malloc(allocation.as_ptr().cast(), keep_alive),
+            });
+            Arc::from_raw(slot).assume_init()
+        }
+    }
+
     /// Start of the memory.
     #[inline]
     pub fn as_ptr(&self) -> *const u8 {
         self.ptr.as_ptr()
+    }
+
+    /// Start of the memory, never null.
+    #[inline]
+    pub(crate) fn as_non_null(&self) -> NonNull<u8> {
+        self.ptr
     }
 
     /// Length in bytes.

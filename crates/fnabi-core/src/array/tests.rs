@@ -105,3 +105,81 @@ fn zeroed_is_aligned() {
     assert_eq!(e.as_ptr() as usize % ALIGNMENT, 0);
     assert!(e.is_empty());
 }
+
+/// Arrays made in place from a descriptor's words (the hot path of adopting
+/// a callee's result) equal the checked constructor's, up to rank 6 (the
+/// inline dims) and past it (the spilled ones), over a buffer made in its
+/// `Arc` from C `malloc` memory (freed once, when the last array goes).
+#[cfg(unix)]
+#[test]
+fn arrays_made_in_place_match_the_checked_constructor() {
+    for shape in [&[][..], &[3][..], &[2, 3][..], &[1, 2, 1, 2, 1, 2][..], &[1, 2, 1, 2, 1, 1, 2, 1][..]] {
+        let n: usize = shape.iter().product();
+        let bytes = 4 * n + 8;
+        // SAFETY: a fresh allocation of `bytes` bytes (checked not null),
+        // filled before use and handed to the buffer, which frees it.
+        let buffer = unsafe {
+            let p = libc::malloc(bytes).cast::<u8>();
+            let p = std::ptr::NonNull::new(p).expect("malloc");
+            for i in 0..bytes {
+                p.as_ptr().add(i).write(i as u8);
+            }
+            HostBuffer::shared_from_malloc(p, p.add(8), bytes - 8, true, None)
+        };
+        assert_eq!(buffer.len(), bytes - 8);
+        let strides = c_strides(shape);
+        let sizes: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+        let steps: Vec<i64> = strides.iter().map(|&s| s as i64).collect();
+        let checked = Array::from_buffer(DType::F32, shape, None, buffer.clone(), 0).unwrap();
+        // SAFETY: the dims are C-order strides of `shape`, which fits the
+        // buffer from byte 0; f32 data at an 8-byte offset of malloc memory
+        // is aligned.
+        let made = unsafe { Array::boxed_from_dims(DType::F32, &sizes, &steps, 0, buffer) };
+        assert_eq!((made.dtype(), made.shape(), made.strides()), (DType::F32, shape, &strides[..]));
+        assert_eq!((made.storage_ptr(), made.storage_len()), (checked.storage_ptr(), checked.storage_len()));
+        assert_eq!(made.to_vec::<f32>().unwrap(), checked.to_vec::<f32>().unwrap());
+        assert_eq!(*made, checked);
+        // Another handle on the buffer: not writable in place.
+        assert!(!made.is_writable());
+        drop(checked);
+        assert!(made.is_writable());
+    }
+}
+
+/// Every kind of storage reports the start and length of its memory, and
+/// views, shared handles and owned copies keep them right.
+#[test]
+fn storage_start_and_length_follow_every_owner() {
+    let mut data = vec![1.0f32, 2.0, 3.0, 4.0];
+    let ptr = data.as_ptr().cast::<u8>();
+    {
+        let a = Array::from_slice(&[4], &data).unwrap();
+        assert_eq!((a.storage_ptr(), a.storage_len(), a.as_ptr()), (ptr, 16, ptr));
+        let v = a.view();
+        assert_eq!((v.storage_ptr(), v.storage_len()), (ptr, 16));
+        assert!(a.shared().is_none() && a.buffer().is_none());
+        let owned = a.into_owned().unwrap();
+        assert_ne!(owned.storage_ptr(), ptr);
+        assert_eq!((owned.storage_len(), owned.to_vec::<f32>().unwrap()), (16, vec![1.0, 2.0, 3.0, 4.0]));
+    }
+    {
+        let mut m = Array::from_mut_slice(&[2, 2], &mut data).unwrap();
+        assert!(m.is_writable());
+        assert_eq!((m.storage_ptr(), m.storage_len()), (ptr, 16));
+        let v = m.view();
+        assert_eq!((v.storage_ptr(), v.storage_len(), v.is_writable()), (ptr, 16, false));
+        drop(v);
+        // A clone of a mutable borrow is a copy.
+        let c = m.clone();
+        assert_ne!(c.storage_ptr(), ptr);
+        assert_eq!(c.to_vec::<f32>().unwrap(), [1.0, 2.0, 3.0, 4.0]);
+        // SAFETY: element 0 of a writable f32 array.
+        unsafe { m.as_mut_ptr().unwrap().cast::<f32>().write(9.0) };
+    }
+    assert_eq!(data[0], 9.0);
+    let b = Array::from_vec(&[3], vec![7u16, 8, 9]).unwrap();
+    let buf = b.buffer().unwrap().clone();
+    for a in [b.view(), b.shared().unwrap(), b.clone(), b.clone().into_owned().unwrap()] {
+        assert_eq!((a.storage_ptr(), a.storage_len()), (buf.as_ptr(), 6));
+    }
+}

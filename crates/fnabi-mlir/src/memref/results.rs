@@ -28,10 +28,24 @@ pub struct InputMemory<'r> {
 /// negative sizes, an element count or extent that overflows `isize`, a
 /// range that wraps the address space, misaligned data.
 ///
-/// One pass over the dims, no allocation up to rank 6 (the hot path of
-/// adopting every memref result).
+/// No allocation up to rank 6 (the general path of adopting memref
+/// results; the one-result hot path, [`adopt_fresh_result`], takes only
+/// the [`result_extent`] and writes the dims into the array itself).
 #[inline(always)]
 pub(crate) fn describe_result(i: usize, dtype: DType, words: &[i64]) -> Result<ResultLayout, Error> {
+    let (data, range) = result_extent(i, dtype, words)?;
+    let (sizes, strides_in) = words[3..].split_at((words.len() - 3) / 2);
+    let shape: DimVec<usize> = sizes.iter().map(|&n| n as usize).collect();
+    let strides: DimVec<isize> = strides_in.iter().map(|&s| s as isize).collect();
+    Ok(ResultLayout { shape, strides, data, range })
+}
+
+/// The checks of [`describe_result`] and what they find: the address of
+/// element 0 and the absolute byte range `[lo, hi)` the descriptor touches
+/// (`None` when it is empty). When this is `Ok`, `words` has `3 + 2·rank`
+/// words and every size is non-negative. One pass over the dims.
+#[inline(always)]
+pub(crate) fn result_extent(i: usize, dtype: DType, words: &[i64]) -> Result<(usize, Option<(usize, usize)>), Error> {
     let es = dtype.size() as isize;
     let (head, dims) = words.split_at_checked(3).ok_or_else(|| bad_result(i, "fewer than 3 words"))?;
     let rank = dims.len() / 2;
@@ -39,20 +53,14 @@ pub(crate) fn describe_result(i: usize, dtype: DType, words: &[i64]) -> Result<R
     if sizes.len() != strides_in.len() {
         return Err(bad_result(i, format!("{} words are no ranked descriptor", words.len())));
     }
-    let mut shape: DimVec<usize> =
-        if rank <= 6 { SmallVec::from_buf_and_len([0; 6], rank) } else { smallvec::smallvec![0; rank] };
-    let mut strides: DimVec<isize> =
-        if rank <= 6 { SmallVec::from_buf_and_len([0; 6], rank) } else { smallvec::smallvec![0; rank] };
     // The extent [lo, hi) relative to element 0, as `byte_extent` computes
     // it; `fits` turns false on overflow (an error unless the array is empty).
     let (mut lo, mut hi, mut fits, mut empty) = (0isize, es, true, false);
     let mut count: usize = 1;
-    for (k, (&n, &s)) in sizes.iter().zip(strides_in).enumerate() {
+    for (&n, &s) in sizes.iter().zip(strides_in) {
         if n < 0 {
             return Err(bad_result(i, format!("negative size {n}")));
         }
-        shape[k] = n as usize;
-        strides[k] = s as isize;
         count = count
             .checked_mul(n as usize)
             .filter(|&c| c <= isize::MAX as usize)
@@ -97,7 +105,7 @@ pub(crate) fn describe_result(i: usize, dtype: DType, words: &[i64]) -> Result<R
     if range.is_some() && !data.is_multiple_of(es as usize) {
         return Err(bad_result(i, format!("data at {data:#x} is not aligned to {es}-byte elements")));
     }
-    Ok(ResultLayout { shape, strides, data, range })
+    Ok((data, range))
 }
 
 /// Checks that every element of a returned bool memref holds 0 or 1, as
@@ -197,21 +205,23 @@ fn touches_input(inputs: &[(usize, usize)], allocated: usize, lo: usize, hi: usi
 }
 
 /// The buffer that owns callee allocation `allocated` and exposes its bytes
-/// `[lo, hi)`; it frees `allocated` with libc `free` when dropped.
+/// `[lo, hi)`, made in its `Arc`; it frees `allocated` with libc `free`
+/// when dropped.
 ///
 /// # Safety
 /// `allocated` came from libc `malloc`, is owned by the caller alone and is
 /// not 0; `[lo, hi)` lies inside that allocation and `lo > 0`.
+#[inline(always)]
 unsafe fn malloc_buffer(
     allocated: usize,
     lo: usize,
     hi: usize,
     keep_alive: Option<Arc<dyn std::any::Any + Send + Sync>>,
-) -> HostBuffer {
+) -> Arc<HostBuffer> {
     // SAFETY: both pointers are non-null and the memory is the caller's to
     // hand over (function contract).
     unsafe {
-        HostBuffer::from_malloc(
+        HostBuffer::shared_from_malloc(
             std::ptr::NonNull::new_unchecked(allocated as *mut u8),
             std::ptr::NonNull::new_unchecked(lo as *mut u8),
             hi - lo,
@@ -310,7 +320,7 @@ pub unsafe fn adopt_fresh_results(
         let buf = unsafe { malloc_buffer(allocated, lo, hi, None) };
         // SAFETY: the buffer spans exactly the result's extent; its data is
         // aligned and its shape fits `isize` (`describe_result`).
-        put(i, unsafe { Array::from_parts(dtype, shape, strides, data - lo, Arc::new(buf)) });
+        put(i, unsafe { Array::from_parts(dtype, shape, strides, data - lo, buf) });
     }
     Ok(true)
 }
@@ -337,25 +347,26 @@ pub unsafe fn adopt_fresh_result(
     static_ranges: &[(usize, usize)],
 ) -> Option<Box<Array<'static>>> {
     let dtype = elem.dtype();
-    let layout = describe_result(0, dtype, words).ok()?;
-    let (lo, hi) = layout.range?;
-    let allocated = *words.first()? as usize;
+    let (data, range) = result_extent(0, dtype, words).ok()?;
+    let (lo, hi) = range?;
+    let allocated = words[0] as usize;
     if touches_input(inputs, allocated, lo, hi) || is_static_memory(allocated, static_ranges) {
         return None;
     }
     if dtype == DType::Bool {
+        let layout = describe_result(0, dtype, words).ok()?;
         // SAFETY: the callee's result addresses valid memory (caller contract).
         unsafe { check_result_bools(0, &layout) }.ok()?;
     }
-    let ResultLayout { shape, strides, data, .. } = layout;
     // SAFETY: `allocated` is a callee allocation from libc malloc, ours now
     // (caller contract), not 0 and not static (checked above); [lo, hi) is
     // this result's extent (overflow-checked, lo > 0), inside it.
     let buf = unsafe { malloc_buffer(allocated, lo, hi, None) };
+    let (sizes, strides) = words[3..].split_at((words.len() - 3) / 2);
     // SAFETY: the buffer spans exactly the result's extent; its data is
-    // aligned, its shape fits `isize` and its bools are 0 or 1
-    // (`describe_result`, `check_result_bools`).
-    Some(unsafe { Array::boxed_from_parts(dtype, shape, strides, data - lo, Arc::new(buf)) })
+    // aligned, its sizes are non-negative, its element count fits `isize`
+    // and its bools are 0 or 1 (`result_extent`, `check_result_bools`).
+    Some(unsafe { Array::boxed_from_dims(dtype, sizes, strides, data - lo, buf) })
 }
 
 /// [`adopt_results`] handing each array to `put(result index, array)` as
@@ -432,7 +443,7 @@ pub unsafe fn adopt_results_into(
                 // above not to wrap) and stays valid until the buffer frees it.
                 // Both pointers are non-null: `a` is not 0 (Owner::Static) and
                 // `lo > 0` (checked when the range was computed).
-                Some(Arc::new(unsafe { malloc_buffer(a, lo, hi, keep_alive.clone()) }))
+                Some(unsafe { malloc_buffer(a, lo, hi, keep_alive.clone()) })
             }
         };
         buffers.push((a, buf));
