@@ -275,7 +275,7 @@ fn owned_buffer(content: &[u8], content_offset: usize, b: &mut BufferType) -> Re
     Ok(())
 }
 
-#[inline]
+#[inline(always)]
 fn scalar_item(content: &[u8], content_offset: usize) -> Result<ScalarType, ParseError> {
     let mut dtype = ScalarType::F32;
     let mut pos = 0;
