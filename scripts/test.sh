@@ -22,18 +22,24 @@ fnabi_leftovers() {
 }
 cargo test --workspace --all-targets --locked
 cargo test --workspace --doc --locked
-# Runs test binary TEST of package PKG under valgrind (after an optional
-# wrapper command): no memory errors and nothing definitely lost.
+# Runs test binary TEST of package PKG (`lib`: its unit tests, only those
+# whose names match the FILTERs) under valgrind (after an optional wrapper
+# command, WRAP): no memory errors and nothing definitely lost.
+#   valgrind_test PKG TEST [WRAP...]    valgrind_test PKG lib FILTER...
 valgrind_test() {
   local pkg=$1 t=$2
   shift 2
-  local bin
-  bin=$(cargo test -p "$pkg" --test "$t" --locked --no-run --message-format=json 2>/dev/null \
+  local bin which=(--test "$t") wrap=("$@") filters=()
+  if [ "$t" = lib ]; then which=(--lib) wrap=() filters=("$@"); fi
+  bin=$(cargo test -p "$pkg" "${which[@]}" --locked --no-run --message-format=json 2>/dev/null \
     | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
   [ -n "$bin" ] || { echo "fnabi: could not locate the $pkg $t test binary" >&2; exit 1; }
-  "$@" valgrind --suppressions=scripts/valgrind.supp --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-possibly-lost=no --quiet \
-    "$bin" --test-threads=2 --quiet
+  "${wrap[@]}" valgrind --suppressions=scripts/valgrind.supp --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-possibly-lost=no --quiet \
+    "$bin" --test-threads=2 --quiet "${filters[@]}"
 }
+# fnabi-core's memory boundaries: buffers from malloc, mappings and vectors,
+# arrays written in place, raw views, memory-mapped .npy (1-2 s).
+valgrind_test fnabi-core lib array:: memory:: ndarray:: npy::
 # The calls into compiled MLIR code (callee-allocated results must be freed once).
 for t in mlir_call mlir_function mlir_host mlir_tensor mlir_dialects mlir_entry; do
   valgrind_test fnabi "$t"
