@@ -422,6 +422,7 @@ impl<'a> Array<'a> {
         // them: they are not loaded back from its fresh stores), and the
         // storage is written field by field (as a whole, it is kept on the
         // stack across the allocation and copied with wide loads).
+        debug_assert_eq!(sizes.len(), strides.len());
         let (base, len) = (buffer.as_non_null(), buffer.len());
         let mut boxed = Box::<Array<'static>>::new_uninit();
         let p = boxed.as_mut_ptr();
