@@ -33,31 +33,4 @@ for i in $(seq "$rounds"); do
   "$rust" "$filter" > "$out/rust_$i.txt"
 done
 
-python3 - "$out" "$rounds" <<'PY'
-import json, statistics, sys
-out, rounds = sys.argv[1], int(sys.argv[2])
-
-def medians(side):
-    runs = {}
-    for i in range(1, rounds + 1):
-        for line in open(f"{out}/{side}_{i}.txt"):
-            key, ns = line.split()
-            runs.setdefault(key, []).append(float(ns))
-    return {k: statistics.median(v) for k, v in runs.items()}
-
-cpp, rust = medians("cpp"), medians("rust")
-anchor = {"raw_parse": "raw_read", "raw_human_zero_copy": "raw_human", "sip_parse": "sip_visit", "sip_clone": "sip_visit"}
-cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "unknown")
-rows = []
-print(f"CPU: {cpu}; median of {rounds} alternated runs")
-print(f"{'operation/signature':30} {'C++ ns':>9} {'fnabi ns':>9} {'C++/fnabi':>10}")
-for key, ns in rust.items():
-    op, name = key.split("/", 1)
-    ref = f"{anchor.get(op, op)}/{name}"
-    if ref not in cpp:
-        continue
-    ratio = cpp[ref] / ns
-    rows.append({"id": key, "reference": ref, "cpp_ns": cpp[ref], "fnabi_ns": ns, "ratio": round(ratio, 2)})
-    print(f"{key:30} {cpp[ref]:9.1f} {ns:9.1f} {ratio:9.2f}x")
-print(json.dumps({"cpu": cpu, "rounds": rounds, "rows": rows}))
-PY
+python3 scripts/lib/signature_ratios.py "$out" "$rounds"
