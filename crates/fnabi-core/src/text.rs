@@ -565,20 +565,20 @@ pub fn push_float(v: f64, st: ScalarType, out: &mut String) {
     };
     // Most values: zmij's own fixed-point text is already the form, less
     // its `.0` (`100.0` → `100`, `0.001`, `123.25`); exponent forms and
-    // fixed forms below 1e-4 are laid out again below.
-    // zmij's exponent, when it writes one, is among the last 5 bytes
-    // (`1e-7`, `5e-324`, `3.4028235e+38`).
-    let tail = &text.as_bytes()[text.len().saturating_sub(5)..];
-    if !tail.contains(&b'e') {
-        let point = text.bytes().position(|c| c == b'.').unwrap_or(text.len());
-        let x = match text.strip_prefix("0.") {
-            Some(frac) => -(frac.bytes().take_while(|&c| c == b'0').count() as i32) - 1,
-            None => point as i32 - 1,
-        };
-        if (-4..16).contains(&x) {
-            out.push_str(text.strip_suffix(".0").unwrap_or(text));
-            return;
-        }
+    // fixed forms below 1e-4 are laid out again below. zmij writes an
+    // exponent (among the last 5 bytes: `1e-7`, `5e-324`, `3.4028235e+38`)
+    // unless the first digit's decimal exponent is in -6..=12 (f32) or
+    // -5..=15 (f64); the `{:e}` texts of f16 and bf16 always have one. So a
+    // text without one is positional here too unless it starts `0.0000`
+    // (exponent -5 or -6), and neither test needs a loop with a
+    // data-dependent exit (a mispredicted branch per value, where the
+    // lengths vary). (`float_text_edges` pins zmij's ranges: 1e15 prints
+    // positional, 1e16 with an exponent.)
+    let t = text.as_bytes();
+    let exponent = t[t.len().saturating_sub(5)..].iter().fold(false, |e, &c| e | (c == b'e'));
+    if !exponent && !t.starts_with(b"0.0000") {
+        out.push_str(text.strip_suffix(".0").unwrap_or(text));
+        return;
     }
     let (digits, n, x) = decimal_digits(text);
     // The text is laid out in a stack buffer and appended once: at most 17

@@ -92,12 +92,30 @@ fn float_text_edges() {
         (0.00001, ScalarType::F64),
         (100.0, ScalarType::F32),
         (-2.5, ScalarType::F32),
+        // The edges of zmij's positional range for f32 (first digit at
+        // 10^-6..=10^12) and of this printer's (10^-4..=10^15).
+        (f64::from(1e12f32), ScalarType::F32),
+        (f64::from(1e13f32), ScalarType::F32),
+        (f64::from(9.999999e14f32), ScalarType::F32),
+        (f64::from(1e16f32), ScalarType::F32),
+        (f64::from(1e-4f32), ScalarType::F32),
+        (f64::from(1.2e-4f32), ScalarType::F32),
+        (f64::from(9.9e-5f32), ScalarType::F32),
+        (f64::from(1e-5f32), ScalarType::F32),
+        (f64::from(1.5e-6f32), ScalarType::F32),
+        (f64::from(1e-7f32), ScalarType::F32),
+        (9.9e-5, ScalarType::F64),
+        (1.5e-6, ScalarType::F64),
+        (999999999999999.9, ScalarType::F64),
     ] {
         assert_eq!(format_float(v, st), format_float_by_core_fmt(v, st), "{v:e}");
     }
     assert_eq!(format_float(f64::from(f32::MAX), ScalarType::F32), "3.4028235E+38");
     assert_eq!(format_float(1e16, ScalarType::F64), "1E+16");
     assert_eq!(format_float(1e15, ScalarType::F64), "1000000000000000");
+    assert_eq!(format_float(f64::from(1e13f32), ScalarType::F32), "10000000000000");
+    assert_eq!(format_float(f64::from(1e-5f32), ScalarType::F32), "1E-05");
+    assert_eq!(format_float(f64::from(1.2e-4f32), ScalarType::F32), "0.00012");
     // What the float reader refuses (one sign, no hex) and accepts.
     for bad in ["0x10", "--1", "+-1", "-+1", "1.5.2", "", "e5", "1e", "0x1p3"] {
         assert_eq!(parse_float(bad), None, "{bad}");
