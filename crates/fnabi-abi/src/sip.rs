@@ -398,18 +398,33 @@ impl<'a> Side<'a> {
 
 /// Parses one side into `b`: its value, `None` for an empty side.
 fn side<'a, B: Build<'a>>(content: &'a [u8], offset: usize, b: &mut B) -> Result<Option<B::Value>, ParseError> {
+    let mut value = None;
+    side_into(content, offset, b, &mut value)?;
+    Ok(value)
+}
+
+/// [`side`] with the value written into `out` (which stays `None` for an
+/// empty side), where the caller keeps it: a value returned through memory
+/// is written a word at a time, and moving it right after reads it 16
+/// bytes at a time, which the CPU cannot forward from its stores.
+#[inline(always)]
+fn side_into<'a, B: Build<'a>>(
+    content: &'a [u8],
+    offset: usize,
+    b: &mut B,
+    out: &mut Option<B::Value>,
+) -> Result<(), ParseError> {
     if content.is_empty() {
-        return Ok(None);
+        return Ok(());
     }
     let mut side = Side { seen: Seen::new(), content, offset, text: None };
-    let mut value = b.placeholder();
-    let end = parse_value(content, 0, false, 0, b, &mut side, &mut value)?;
+    let value = out.insert(b.placeholder());
+    let end = parse_value(content, 0, false, 0, b, &mut side, value)?;
     if end < content.len() {
         let (c, _) = side.component(content, end)?;
         return Err(ParseError::new(c.offset(), ParseErrorKind::MultipleValues));
     }
-    side.seen.check()?;
-    Ok(Some(value))
+    side.seen.check()
 }
 
 /// The value at `body[pos]` (there is one), written into `out`, and the

@@ -1,7 +1,7 @@
 //! [`SipSignature`], a parsed signature owned as two structures, and [`SipMangler`].
 
 use super::text::{PythonForm, reference_text, write_reference_text};
-use super::{Build, SipReader, side};
+use super::{Build, SipReader, side_into};
 use crate::error::ParseError;
 use crate::limits::MAX_DEPTH;
 use crate::mangle::SignatureBuilder;
@@ -193,9 +193,11 @@ impl SipSignature {
     pub fn parse(mangled: impl AsRef<[u8]>) -> Result<Self, ParseError> {
         let r = SipReader::new(mangled.as_ref())?;
         let mut c = Collector { keys: None };
-        let inputs = side(r.inputs.0, r.inputs.1, &mut c)?;
-        let results = side(r.results.0, r.results.1, &mut c)?;
-        Ok(SipSignature { inputs, results })
+        // Each side is written into the signature (not returned and moved).
+        let mut signature = SipSignature { inputs: None, results: None };
+        side_into(r.inputs.0, r.inputs.1, &mut c, &mut signature.inputs)?;
+        side_into(r.results.0, r.results.1, &mut c, &mut signature.results)?;
+        Ok(signature)
     }
 
     /// The inputs structure (`None`: no inputs).
