@@ -382,29 +382,13 @@ impl<'a> Array<'a> {
     }
 
     /// [`from_parts`](Array::from_parts) written straight into a fresh box
-    /// (what a [`Value::Array`](crate::Value) holds), instead of built and
-    /// then moved there: the hot path of adopting a result.
-    ///
-    /// # Safety
-    /// As for [`from_parts`](Array::from_parts).
-    #[inline(always)]
-    pub unsafe fn boxed_from_parts(
-        dtype: DType,
-        shape: DimVec<usize>,
-        strides: DimVec<isize>,
-        offset: usize,
-        buffer: Arc<HostBuffer>,
-    ) -> Box<Array<'static>> {
-        debug_assert!(check_layout(dtype, &shape, &strides, offset, buffer.as_ptr(), buffer.len()).is_ok());
-        Box::write(Box::new_uninit(), Array { dtype, shape, strides, offset, storage: Storage::shared(buffer) })
-    }
-
-    /// [`boxed_from_parts`](Array::boxed_from_parts) with the shape and
+    /// (what a [`Value::Array`](crate::Value) holds), with the shape and
     /// strides given as a memref descriptor's `sizes` and `strides` words:
-    /// every field is written once, in place in the box. (Building the
-    /// dims on the stack and moving them in copies them with wide loads
-    /// over narrower stores, which the CPU cannot forward: the copy waits
-    /// for the stores to retire.)
+    /// the hot path of adopting a result. Every field is written once, in
+    /// place in the box. (Building the array or its dims on the stack and
+    /// moving them in copies them with wide loads over narrower stores,
+    /// which the CPU cannot forward: the copy waits for the stores to
+    /// retire.)
     ///
     /// # Safety
     /// As for [`from_parts`](Array::from_parts), with `sizes` non-negative

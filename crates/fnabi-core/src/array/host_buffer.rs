@@ -205,6 +205,7 @@ impl HostBuffer {
     /// it, be valid for reads (and writes if `writable`), and not be written
     /// by anyone else while the buffer lives.
     #[cfg(unix)]
+    #[inline]
     pub unsafe fn from_malloc(
         allocation: NonNull<u8>,
         ptr: NonNull<u8>,
@@ -239,12 +240,7 @@ impl HostBuffer {
         // before `assume_init`, and `from_raw` takes back what `into_raw`
         // gave. The buffer's own contract is the caller's (as `from_malloc`).
         unsafe {
-            (*slot).write(HostBuffer {
-                ptr,
-                len,
-                writable,
-                release: Release::Malloc(allocation.as_ptr().cast(), keep_alive),
-            });
+            (*slot).write(HostBuffer::from_malloc(allocation, ptr, len, writable, keep_alive));
             Arc::from_raw(slot).assume_init()
         }
     }

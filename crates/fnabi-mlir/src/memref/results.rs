@@ -33,19 +33,36 @@ pub struct InputMemory<'r> {
 /// the [`result_extent`] and writes the dims into the array itself).
 #[inline(always)]
 pub(crate) fn describe_result(i: usize, dtype: DType, words: &[i64]) -> Result<ResultLayout, Error> {
-    let (data, range) = result_extent(i, dtype, words)?;
-    let (sizes, strides_in) = words[3..].split_at((words.len() - 3) / 2);
-    let shape: DimVec<usize> = sizes.iter().map(|&n| n as usize).collect();
-    let strides: DimVec<isize> = strides_in.iter().map(|&s| s as isize).collect();
-    Ok(ResultLayout { shape, strides, data, range })
+    result_extent(i, dtype, words).map(|e| e.layout())
 }
 
-/// The checks of [`describe_result`] and what they find: the address of
-/// element 0 and the absolute byte range `[lo, hi)` the descriptor touches
-/// (`None` when it is empty). When this is `Ok`, `words` has `3 + 2·rank`
-/// words and every size is non-negative. One pass over the dims.
+/// What [`result_extent`] finds in a descriptor's words.
+pub(crate) struct ResultExtent<'w> {
+    /// Address of element 0.
+    data: usize,
+    /// Absolute byte range `[lo, hi)` touched (`None` when empty).
+    range: Option<(usize, usize)>,
+    /// The sizes, each non-negative.
+    sizes: &'w [i64],
+    /// The strides, one per size.
+    strides: &'w [i64],
+}
+
+impl ResultExtent<'_> {
+    /// The layout with its dims (no allocation up to rank 6).
+    fn layout(&self) -> ResultLayout {
+        let shape: DimVec<usize> = self.sizes.iter().map(|&n| n as usize).collect();
+        let strides: DimVec<isize> = self.strides.iter().map(|&s| s as isize).collect();
+        ResultLayout { shape, strides, data: self.data, range: self.range }
+    }
+}
+
+/// The checks of [`describe_result`] and what they find, without building
+/// dims: the address of element 0, the absolute byte range `[lo, hi)` the
+/// descriptor touches (`None` when it is empty), and its sizes and strides
+/// (`3 + 2·rank` words, every size non-negative). One pass over the dims.
 #[inline(always)]
-pub(crate) fn result_extent(i: usize, dtype: DType, words: &[i64]) -> Result<(usize, Option<(usize, usize)>), Error> {
+pub(crate) fn result_extent(i: usize, dtype: DType, words: &[i64]) -> Result<ResultExtent<'_>, Error> {
     let es = dtype.size() as isize;
     let (head, dims) = words.split_at_checked(3).ok_or_else(|| bad_result(i, "fewer than 3 words"))?;
     let rank = dims.len() / 2;
@@ -105,7 +122,7 @@ pub(crate) fn result_extent(i: usize, dtype: DType, words: &[i64]) -> Result<(us
     if range.is_some() && !data.is_multiple_of(es as usize) {
         return Err(bad_result(i, format!("data at {data:#x} is not aligned to {es}-byte elements")));
     }
-    Ok((data, range))
+    Ok(ResultExtent { data, range, sizes, strides: strides_in })
 }
 
 /// Checks that every element of a returned bool memref holds 0 or 1, as
@@ -347,26 +364,24 @@ pub unsafe fn adopt_fresh_result(
     static_ranges: &[(usize, usize)],
 ) -> Option<Box<Array<'static>>> {
     let dtype = elem.dtype();
-    let (data, range) = result_extent(0, dtype, words).ok()?;
-    let (lo, hi) = range?;
+    let extent = result_extent(0, dtype, words).ok()?;
+    let (lo, hi) = extent.range?;
     let allocated = words[0] as usize;
     if touches_input(inputs, allocated, lo, hi) || is_static_memory(allocated, static_ranges) {
         return None;
     }
     if dtype == DType::Bool {
-        let layout = describe_result(0, dtype, words).ok()?;
         // SAFETY: the callee's result addresses valid memory (caller contract).
-        unsafe { check_result_bools(0, &layout) }.ok()?;
+        unsafe { check_result_bools(0, &extent.layout()) }.ok()?;
     }
     // SAFETY: `allocated` is a callee allocation from libc malloc, ours now
     // (caller contract), not 0 and not static (checked above); [lo, hi) is
     // this result's extent (overflow-checked, lo > 0), inside it.
     let buf = unsafe { malloc_buffer(allocated, lo, hi, None) };
-    let (sizes, strides) = words[3..].split_at((words.len() - 3) / 2);
     // SAFETY: the buffer spans exactly the result's extent; its data is
     // aligned, its sizes are non-negative, its element count fits `isize`
     // and its bools are 0 or 1 (`result_extent`, `check_result_bools`).
-    Some(unsafe { Array::boxed_from_dims(dtype, sizes, strides, data - lo, buf) })
+    Some(unsafe { Array::boxed_from_dims(dtype, extent.sizes, extent.strides, extent.data - lo, buf) })
 }
 
 /// [`adopt_results`] handing each array to `put(result index, array)` as
