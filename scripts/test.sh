@@ -40,6 +40,8 @@ valgrind_test() {
 # fnabi-core's memory boundaries: buffers from malloc, mappings and vectors,
 # arrays written in place, raw views, memory-mapped .npy (1-2 s).
 valgrind_test fnabi-core lib array:: memory:: ndarray:: npy::
+# fnabi-mlir's result adoption: callee blocks taken, shared, freed once (<1 s).
+valgrind_test fnabi-mlir lib memref::
 # The calls into compiled MLIR code (callee-allocated results must be freed once).
 for t in mlir_call mlir_function mlir_host mlir_tensor mlir_dialects mlir_entry; do
   valgrind_test fnabi "$t"

@@ -201,3 +201,52 @@ fn adoption_shares_frees_once_and_copies_statics() {
     let e = unsafe { adopt_results(&[(f32e, desc(base, base, 0, &[8], &[1]))], &inputs, &[], None) }.unwrap_err();
     assert!(e.to_string().contains("outside it"), "{e}");
 }
+
+/// The one-result hot path adopts a fresh callee allocation (strided and
+/// offset views of it included) and declines, taking nothing, whatever the
+/// general adoption must decide: invalid descriptors, an input's memory,
+/// static memory, bools other than 0 or 1.
+#[test]
+fn one_fresh_result_is_adopted_in_place_or_declined() {
+    let f32e = ElementType::Scalar(ScalarType::F32);
+    let boole = ElementType::I1;
+    // SAFETY: fresh blocks, written before use; each adopted one is freed by its array.
+    let fresh = |bytes: &[u8]| unsafe {
+        let p = malloc(bytes.len()).cast::<u8>();
+        std::slice::from_raw_parts_mut(p, bytes.len()).copy_from_slice(bytes);
+        p as usize
+    };
+    let floats: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0].iter().flat_map(|v| v.to_ne_bytes()).collect();
+    // Rows 0..2 of a 2x3, and its column 1 (offset 1, stride 3).
+    let p = fresh(&floats);
+    // SAFETY: the words describe the fresh block `p`, ours to hand over.
+    let a = unsafe { adopt_fresh_result(f32e, desc(p, p, 0, &[2, 3], &[3, 1]).words(), &[], &[]) }.unwrap();
+    assert_eq!((a.shape(), a.strides()), (&[2, 3][..], &[3, 1][..]));
+    assert_eq!(a.to_vec::<f32>().unwrap(), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let p = fresh(&floats);
+    // SAFETY: as above.
+    let a = unsafe { adopt_fresh_result(f32e, desc(p, p, 1, &[2], &[3]).words(), &[], &[]) }.unwrap();
+    assert_eq!(a.to_vec::<f32>().unwrap(), [2.0, 5.0]);
+    // Bools: 0 and 1 are adopted; a 2 declines (the general path reports it).
+    let p = fresh(&[0, 1, 1, 0]);
+    // SAFETY: as above.
+    let a = unsafe { adopt_fresh_result(boole, desc(p, p, 0, &[4], &[1]).words(), &[], &[]) }.unwrap();
+    assert_eq!(a.to_vec::<bool>().unwrap(), [false, true, true, false]);
+    let p = fresh(&[0, 1, 2, 0]);
+    // SAFETY: the words describe the fresh block `p`; declined, it stays ours.
+    assert!(unsafe { adopt_fresh_result(boole, desc(p, p, 0, &[4], &[1]).words(), &[], &[]) }.is_none());
+    // An input's memory, static memory, an empty or invalid descriptor: declined.
+    let inputs = [(p, p + 4)];
+    // SAFETY: the words describe `p`, which is not taken.
+    assert!(unsafe { adopt_fresh_result(boole, desc(p, p, 1, &[2], &[1]).words(), &inputs, &[]) }.is_none());
+    // SAFETY: as above.
+    assert!(unsafe { adopt_fresh_result(boole, desc(p, p, 0, &[4], &[1]).words(), &[], &[(p, p + 4)]) }.is_none());
+    // SAFETY: as above.
+    assert!(unsafe { adopt_fresh_result(boole, desc(p, p, 0, &[0], &[1]).words(), &[], &[]) }.is_none());
+    // SAFETY: as above.
+    assert!(unsafe { adopt_fresh_result(boole, desc(p, p, 0, &[-1], &[1]).words(), &[], &[]) }.is_none());
+    // SAFETY: as above.
+    assert!(unsafe { adopt_fresh_result(boole, &desc(p, p, 0, &[4], &[1]).words()[..4], &[], &[]) }.is_none());
+    // SAFETY: `p` came from malloc and was never taken.
+    unsafe { libc_free(p) };
+}
