@@ -26,10 +26,12 @@
 use crate::limits::{MAX_DEPTH, MAX_GAP_SLOTS};
 
 use std::fmt;
-use std::sync::Arc;
 
-/// A dict key (shared: structures, paths and host dicts hold the same keys).
-pub type Key = Arc<str>;
+/// A dict key, as structures, index paths and host dicts hold it: up to 23
+/// bytes in place, a longer one shared behind a reference count. Making
+/// or cloning a short key never allocates and touches no counter (keys
+/// are names: `bias`, `layer_12`); cloning a long one is a count increment.
+pub type Key = smol_str::SmolStr;
 
 /// A node of a structure tree.
 ///

@@ -7,8 +7,8 @@
 
 use fnabi_abi::mangle::{Component, SignatureParser};
 use fnabi_abi::raw::{RawSignatureReader, RawTypeRef};
-use fnabi_abi::sip::{ReferenceText, SipReader, SipSignature, SipVisitor, StructKind};
-use fnabi_abi::structure::Structure;
+use fnabi_abi::sip::{ReferenceText, SipMangler, SipReader, SipSignature, SipVisitor, StructKind};
+use fnabi_abi::structure::{Key, PathKey, Structure};
 use fnabi_abi::{RawSignature, RawType};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -88,11 +88,15 @@ impl SipVisitor<'_> for Count {
 
 /// Lists of a structure with entries (each may take one allocation) and
 /// its dict keys (each may take one).
+/// The lists of `s` and its keys too long to be kept in place.
 fn lists_and_keys(s: &Structure) -> usize {
     match s {
         Structure::Leaf(_) => 0,
         Structure::Sequence(c) => usize::from(!c.is_empty()) + c.iter().map(|(_, s)| lists_and_keys(s)).sum::<usize>(),
-        Structure::Dict(c) => usize::from(!c.is_empty()) + c.iter().map(|(_, s)| 1 + lists_and_keys(s)).sum::<usize>(),
+        Structure::Dict(c) => {
+            usize::from(!c.is_empty())
+                + c.iter().map(|(k, s)| usize::from(k.len() > Key::INLINE_CAP) + lists_and_keys(s)).sum::<usize>()
+        }
     }
 }
 
@@ -157,11 +161,42 @@ fn owned_parses_allocate_at_most_once_per_list() {
             assert!(n <= lists, "{}: {n} allocations for {lists} lists and keys", s.name);
         }
     }
-    // Repeated keys share one allocation: 50 leaves under 10 blocks of 3
-    // keys each and 2 result keys make 23 lists, 15 distinct keys.
+    // 50 leaves under 10 blocks of 3 keys each and 2 result keys make 23
+    // lists; the keys (`block_3`, `attn`, `logits`) are kept in place.
     let m = ten_signatures::sip50();
     let (n, _) = allocations(|| SipSignature::parse(&m).unwrap());
-    assert_eq!(n, 23 + 15);
+    assert_eq!(n, 23);
+}
+
+#[test]
+fn a_long_key_that_repeats_is_made_once() {
+    let long = "a_key_of_twenty_four_b_";
+    let longer = format!("{long}y"); // one byte over the inline capacity
+    assert_eq!((long.len(), longer.len()), (Key::INLINE_CAP, Key::INLINE_CAP + 1));
+    let mut m = SipMangler::new();
+    for (i, block) in (0i64..).zip(["b0", "b1", "b2"]) {
+        m.input(2 * i, &[PathKey::Name(block.into()), PathKey::Name(long.into())]).unwrap();
+        m.input(2 * i + 1, &[PathKey::Name(block.into()), PathKey::Name(longer.as_str().into())]).unwrap();
+    }
+    let mangled = m.finish().to_mangled();
+    // Four dicts, and the longer key once; the rest are kept in place.
+    let (n, sig) = allocations(|| SipSignature::parse(&mangled).unwrap());
+    assert_eq!(n, 4 + 1);
+    let Some(Structure::Dict(blocks)) = sig.inputs() else { panic!("{sig:?}") };
+    let keys: Vec<&Key> = blocks
+        .iter()
+        .flat_map(|(_, b)| match b {
+            Structure::Dict(c) => c.iter().map(|(k, _)| k),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(keys.len(), 6);
+    for pair in keys.chunks(2) {
+        assert_eq!((pair[0].as_str(), pair[1].as_str()), (long, longer.as_str()));
+        assert!(!pair[0].is_heap_allocated() && pair[1].is_heap_allocated());
+        // Each block's longer key is the first block's, shared.
+        assert_eq!(pair[1].as_ptr(), keys[1].as_ptr());
+    }
 }
 
 #[test]

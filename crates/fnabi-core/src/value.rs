@@ -11,10 +11,8 @@
 //! ```
 
 use crate::array::Array;
-use std::sync::Arc;
 
-/// A dict key: a shared string (cloning one is a reference-count increment).
-pub type Key = Arc<str>;
+pub use fnabi_abi::structure::Key;
 
 /// A host value.
 ///

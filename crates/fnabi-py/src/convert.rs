@@ -79,7 +79,7 @@ impl Fail {
 const KEY_SLOTS: usize = 256;
 
 /// The fnabi key of a Python dict key. Keys repeat from call to call (the
-/// same interned `str` objects), so their shared strings are cached by
+/// same interned `str` objects), so their fnabi keys are cached by
 /// object identity: each slot holds a strong reference to its `str`, so the
 /// address cannot be reused by another object while the slot holds it.
 pub fn dict_key(key: &Bound<'_, PyString>) -> PyResult<Key> {

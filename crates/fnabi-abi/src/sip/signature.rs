@@ -9,9 +9,10 @@ use crate::structure::{IndexPath, Key, PathKey, Structure, StructureBuilder, Str
 use std::fmt::{self, Write as _};
 use std::str::FromStr;
 
-/// Keys already made, so that a key that repeats across structs (`bias`
-/// in every block) shares one allocation. Eight slots, replaced by the
-/// clock (second chance) rule, so keys that keep repeating stay.
+/// Long keys already made (over [`Key::INLINE_CAP`] bytes: a short key is
+/// kept in place and costs nothing to make), so that a long key that
+/// repeats across structs shares one allocation. Eight slots, replaced by
+/// the clock (second chance) rule, so keys that keep repeating stay.
 struct KeyCache<'a> {
     slots: [Option<(&'a str, Key)>; 8],
     used: [bool; 8],
@@ -43,10 +44,10 @@ impl<'a> KeyCache<'a> {
 }
 
 /// Builds [`Structure`]s: each struct's entries in one allocation of the
-/// exact size (counted first), each distinct key in one; each value is
+/// exact size (counted first), each distinct long key in one; each value is
 /// written into its entry's slot, pushed before the value is parsed.
 struct Collector<'a> {
-    /// Made at the first key.
+    /// Made at the first long key.
     keys: Option<KeyCache<'a>>,
 }
 
@@ -68,14 +69,27 @@ impl<'a> Build<'a> for Collector<'a> {
         Vec::with_capacity(entries)
     }
     fn seq_entry<'s>(&mut self, seq: &'s mut Self::Seq, key: usize) -> &'s mut Structure {
-        seq.push((key, Structure::Leaf(0)));
+        // The entry is pushed as a constant and its key written after: a
+        // pushed tuple is built on the stack across the (never taken) call
+        // that grows the list, and copied with wide loads over its word
+        // stores, which the CPU cannot forward.
+        seq.push((0, Structure::Leaf(0)));
         let last = seq.len() - 1;
-        &mut seq[last].1
+        let entry = &mut seq[last];
+        entry.0 = key;
+        &mut entry.1
     }
     fn dict_entry<'s>(&mut self, dict: &'s mut Self::Dict, key: &'a str) -> &'s mut Structure {
-        dict.push((self.keys.get_or_insert_with(KeyCache::new).get(key), Structure::Leaf(0)));
+        // (As in `seq_entry`.)
+        dict.push((Key::default(), Structure::Leaf(0)));
         let last = dict.len() - 1;
-        &mut dict[last].1
+        let entry = &mut dict[last];
+        if key.len() <= Key::INLINE_CAP {
+            entry.0 = Key::new_inline(key);
+        } else {
+            entry.0 = self.keys.get_or_insert_with(KeyCache::new).get(key);
+        }
+        &mut entry.1
     }
     fn close_seq(&mut self, seq: Self::Seq, out: &mut Structure) {
         *out = Structure::Sequence(seq);

@@ -235,30 +235,6 @@ fn sorted_dicts(s: &Structure, depth: usize) -> Result<Structure, StructureError
     })
 }
 
-/// String equality for dict keys, which are short: two overlapping
-/// fixed-size loads per side instead of a `memcmp` call (most of the cost
-/// of comparing a 2-byte key).
-#[inline(always)]
-fn key_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    /// The first and the last `N` bytes of `s` (which has at least `N`).
-    fn ends<const N: usize>(s: &[u8]) -> Option<([u8; N], [u8; N])> {
-        Some((s.get(..N)?.try_into().ok()?, s.get(s.len().checked_sub(N)?..)?.try_into().ok()?))
-    }
-    match n {
-        0 => true,
-        1 => a[0] == b[0],
-        2..=3 => ends::<2>(a) == ends::<2>(b),
-        4..=7 => ends::<4>(a) == ends::<4>(b),
-        8..=16 => ends::<8>(a) == ends::<8>(b),
-        _ => a == b,
-    }
-}
-
 struct Compiler {
     nodes: Vec<Node>,
     seq_edges: Vec<(u32, u32)>,
@@ -643,7 +619,8 @@ impl Plan {
                     let slots = &self.dict_slots[range.clone()];
                     let mut in_order = true;
                     for (((k, _), &slot), (vk, vv)) in edges.iter().zip(slots).zip(entries) {
-                        if !(std::sync::Arc::ptr_eq(k, vk) || key_eq(k, vk)) {
+                        // (Two short keys compare as their in-place bytes: no pointer to follow.)
+                        if k != vk {
                             in_order = false;
                             break;
                         }
@@ -653,11 +630,8 @@ impl Plan {
                         return Ok(());
                     }
                 }
-                let in_order = entries.len() == edges.len()
-                    && edges
-                        .iter()
-                        .zip(entries)
-                        .all(|((k, _), (vk, _))| std::sync::Arc::ptr_eq(k, vk) || key_eq(k, vk));
+                let in_order =
+                    entries.len() == edges.len() && edges.iter().zip(entries).all(|((k, _), (vk, _))| k == vk);
                 if !in_order {
                     return self.walk_dict_any_order(edges, d, visitor);
                 }
