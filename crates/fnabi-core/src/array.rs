@@ -384,11 +384,7 @@ impl<'a> Array<'a> {
     /// [`from_parts`](Array::from_parts) written straight into a fresh box
     /// (what a [`Value::Array`](crate::Value) holds), with the shape and
     /// strides given as a memref descriptor's `sizes` and `strides` words:
-    /// the hot path of adopting a result. Every field is written once, in
-    /// place in the box. (Building the array or its dims on the stack and
-    /// moving them in copies them with wide loads over narrower stores,
-    /// which the CPU cannot forward: the copy waits for the stores to
-    /// retire.)
+    /// the hot path of adopting a result (see [`Array::boxed_in_place`]).
     ///
     /// # Safety
     /// As for [`from_parts`](Array::from_parts), with `sizes` non-negative
@@ -401,14 +397,85 @@ impl<'a> Array<'a> {
         offset: usize,
         buffer: Arc<HostBuffer>,
     ) -> Box<Array<'static>> {
-        // The buffer's start and length are read before the box is
-        // allocated (a caller that has just made the buffer, inlined, knows
-        // them: they are not loaded back from its fresh stores), and the
-        // storage is written field by field (as a whole, it is kept on the
-        // stack across the allocation and copied with wide loads).
         debug_assert_eq!(sizes.len(), strides.len());
-        let (base, len) = (buffer.as_non_null(), buffer.len());
-        let mut boxed = Box::<Array<'static>>::new_uninit();
+        // SAFETY: forwarded to the caller (the same contract).
+        unsafe {
+            Array::boxed_in_place(
+                dtype,
+                sizes.iter().map(|&n| n as usize),
+                strides.iter().map(|&s| s as isize),
+                sizes.len(),
+                offset,
+                Storage::shared(buffer),
+            )
+        }
+    }
+
+    /// [`from_bytes`](Array::from_bytes) written straight into a fresh box
+    /// (what a [`Value::Array`](crate::Value) holds): the layout is checked
+    /// first, then each field is written once, in place. (An array built
+    /// on the stack and moved into its box is copied whole, a `memcpy` of
+    /// its ~150 bytes: most of the cost of viewing a small host array.)
+    ///
+    /// ```
+    /// use fnabi_core::{Array, DType};
+    /// let bytes = [1u8, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0];
+    /// let a = Array::boxed_from_bytes(DType::I32, &[3], None, &bytes, 0).unwrap();
+    /// assert_eq!(*a, Array::from_bytes(DType::I32, &[3], None, &bytes, 0).unwrap());
+    /// assert!(Array::boxed_from_bytes(DType::I32, &[4], None, &bytes, 0).is_err());
+    /// ```
+    pub fn boxed_from_bytes(
+        dtype: DType,
+        shape: &[usize],
+        strides: Option<&[isize]>,
+        bytes: &'a [u8],
+        offset: usize,
+    ) -> Result<Box<Array<'a>>, Error> {
+        let row_major;
+        let strides = match strides {
+            Some(s) => s,
+            None => {
+                row_major = c_strides(shape);
+                &row_major[..]
+            }
+        };
+        let storage = Storage::borrowed(bytes);
+        check_layout(dtype, shape, strides, offset, storage.base(), storage.len())?;
+        if dtype == DType::Bool {
+            check_bools(bytes)?;
+        }
+        // SAFETY: the layout was checked above (shape and strides of one
+        // length, every element inside the storage, aligned), and so were
+        // a bool array's bytes.
+        Ok(unsafe {
+            Array::boxed_in_place(dtype, shape.iter().copied(), strides.iter().copied(), shape.len(), offset, storage)
+        })
+    }
+
+    /// An array written straight into a fresh box, each field once, in
+    /// place: building it (or its dims) on the stack and moving it in
+    /// copies it with wide loads over narrower stores, which the CPU
+    /// cannot forward (the copy waits for the stores to retire).
+    ///
+    /// # Safety
+    /// `shape` and `strides` yield `rank` items each, and the layout fits
+    /// `storage` as [`check_layout`] checks; a bool array holds only 0/1.
+    #[inline(always)]
+    unsafe fn boxed_in_place(
+        dtype: DType,
+        shape: impl Iterator<Item = usize>,
+        strides: impl Iterator<Item = isize>,
+        rank: usize,
+        offset: usize,
+        storage: Storage<'a>,
+    ) -> Box<Array<'a>> {
+        // The storage's start and length are read before the box is
+        // allocated (a caller that has just made them, inlined, keeps them
+        // in registers), and the storage is written field by field (as a
+        // whole, it is kept on the stack across the allocation and copied
+        // with wide loads).
+        let Storage { base, len, owner } = storage;
+        let mut boxed = Box::<Array<'a>>::new_uninit();
         let p = boxed.as_mut_ptr();
         // SAFETY: `p` is the box's memory, valid for writes and aligned;
         // each field is written exactly once before `assume_init`, the
@@ -419,27 +486,28 @@ impl<'a> Array<'a> {
             std::ptr::addr_of_mut!((*p).offset).write(offset);
             std::ptr::addr_of_mut!((*p).storage.base).write(base);
             std::ptr::addr_of_mut!((*p).storage.len).write(len);
-            std::ptr::addr_of_mut!((*p).storage.owner).write(Owner::Shared(buffer));
-            let shape = std::ptr::addr_of_mut!((*p).shape);
-            shape.write(DimVec::new());
-            let steps = std::ptr::addr_of_mut!((*p).strides);
-            steps.write(DimVec::new());
-            let (shape, steps) = (&mut *shape, &mut *steps);
-            if sizes.len() <= shape.inline_size() {
+            std::ptr::addr_of_mut!((*p).storage.owner).write(owner);
+            let to_shape = std::ptr::addr_of_mut!((*p).shape);
+            to_shape.write(DimVec::new());
+            let to_steps = std::ptr::addr_of_mut!((*p).strides);
+            to_steps.write(DimVec::new());
+            let (to_shape, to_steps) = (&mut *to_shape, &mut *to_steps);
+            if rank <= to_shape.inline_size() {
                 // Into the inline storage of the empty vectors, which holds
                 // `inline_size` elements.
-                let (to_shape, to_steps) = (shape.as_mut_ptr(), steps.as_mut_ptr());
-                for (k, (&n, &s)) in sizes.iter().zip(strides).enumerate() {
-                    to_shape.add(k).write(n as usize);
-                    to_steps.add(k).write(s as isize);
+                let (at_shape, at_steps) = (to_shape.as_mut_ptr(), to_steps.as_mut_ptr());
+                for (k, (n, s)) in shape.zip(strides).take(rank).enumerate() {
+                    at_shape.add(k).write(n);
+                    at_steps.add(k).write(s);
                 }
-                shape.set_len(sizes.len());
-                steps.set_len(sizes.len());
+                to_shape.set_len(rank);
+                to_steps.set_len(rank);
             } else {
-                shape.extend(sizes.iter().map(|&n| n as usize));
-                steps.extend(strides.iter().map(|&s| s as isize));
+                to_shape.extend(shape.take(rank));
+                to_steps.extend(strides.take(rank));
             }
             let array = boxed.assume_init();
+            debug_assert_eq!((array.shape.len(), array.strides.len()), (rank, rank));
             debug_assert!(
                 check_layout(dtype, &array.shape, &array.strides, offset, array.storage.base(), array.storage.len())
                     .is_ok()

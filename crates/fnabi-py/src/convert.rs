@@ -369,10 +369,12 @@ unsafe fn array_value<'py, 'a>(a: &Bound<'py, PyUntypedArray>, keep: &mut Keep<'
         // (`to_value`'s contract).
         (unsafe { std::slice::from_raw_parts(start, (hi - lo) as usize) }, (-lo) as usize)
     };
-    let array = Array::from_bytes(dtype, shape, Some(&strides), bytes, offset)
+    // Into its box in place: a call's arrays are small, and moving each
+    // one into its box was most of the cost of viewing it.
+    let array = Array::boxed_from_bytes(dtype, shape, Some(&strides), bytes, offset)
         .map_err(|e| Fail::at(e.to_string(), None, None))?;
     keep.push(a.clone().into_any());
-    Ok(Value::array(array))
+    Ok(Value::Array(array))
 }
 
 /// Keeps a result array's memory alive for the numpy array that views it:

@@ -146,6 +146,55 @@ fn arrays_made_in_place_match_the_checked_constructor() {
     }
 }
 
+/// `boxed_from_bytes` makes in place what `from_bytes` makes and checks
+/// what it checks: the same arrays (inline and spilled dims, negative and
+/// zero strides, offsets, empty, row-major by default) and the same errors.
+#[test]
+fn boxed_views_of_bytes_match_the_checked_constructor() {
+    /// An array's dtype, shape, strides (`None`: row-major) and byte offset.
+    type Layout<'a> = (DType, &'a [usize], Option<&'a [isize]>, usize);
+    let data: Vec<u64> = (0..64).collect();
+    let bytes = bytes_of(&data);
+    let cases: &[Layout] = &[
+        (DType::U64, &[], None, 8),
+        (DType::U64, &[5], None, 0),
+        (DType::U64, &[5], Some(&[-2]), 8 * 9),
+        (DType::U64, &[2, 3], Some(&[1, 2]), 8),
+        (DType::U64, &[1000, 2], Some(&[0, 1]), 0),
+        (DType::U64, &[0, 4], None, 8 * 64),
+        (DType::U64, &[1, 2, 1, 2, 1, 2], None, 0),
+        (DType::U64, &[1, 2, 1, 2, 1, 1, 2, 1], Some(&[64, 1, 64, 2, 64, 64, 4, 1]), 16),
+    ];
+    for &(dtype, shape, strides, offset) in cases {
+        let checked = Array::from_bytes(dtype, shape, strides, bytes, offset).unwrap();
+        let made = Array::boxed_from_bytes(dtype, shape, strides, bytes, offset).unwrap();
+        assert_eq!((made.shape(), made.strides()), (checked.shape(), checked.strides()), "{shape:?}");
+        assert_eq!((made.storage_ptr(), made.storage_len(), made.as_ptr()), (bytes.as_ptr(), 512, checked.as_ptr()));
+        assert_eq!(made.to_vec::<u64>().unwrap(), checked.to_vec::<u64>().unwrap());
+        assert_eq!(*made, checked);
+        assert!(!made.is_writable());
+    }
+    let bad: &[Layout] = &[
+        (DType::U64, &[65], None, 0),
+        (DType::U64, &[5], Some(&[-2]), 8 * 7),
+        (DType::U64, &[2, 2], Some(&[1]), 0),
+        (DType::U64, &[2], None, 4),
+        (DType::U64, &[0], None, 513),
+        (DType::U64, &[usize::MAX / 2, 3], Some(&[isize::MAX, 1]), 0),
+        (DType::Bool, &[16], None, 0),
+    ];
+    for &(dtype, shape, strides, offset) in bad {
+        let want = Array::from_bytes(dtype, shape, strides, bytes, offset).unwrap_err().to_string();
+        let got = Array::boxed_from_bytes(dtype, shape, strides, bytes, offset).unwrap_err().to_string();
+        assert_eq!(got, want);
+    }
+    let flags = [0u8, 1, 1, 0];
+    assert_eq!(
+        Array::boxed_from_bytes(DType::Bool, &[2, 2], None, &flags, 0).unwrap().to_vec::<bool>().unwrap(),
+        [false, true, true, false]
+    );
+}
+
 /// Every kind of storage reports the start and length of its memory, and
 /// views, shared handles and owned copies keep them right.
 #[test]
