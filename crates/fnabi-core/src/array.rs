@@ -384,7 +384,9 @@ impl<'a> Array<'a> {
     /// [`from_parts`](Array::from_parts) written straight into a fresh box
     /// (what a [`Value::Array`](crate::Value) holds), with the shape and
     /// strides given as a memref descriptor's `sizes` and `strides` words:
-    /// the hot path of adopting a result (see [`Array::boxed_in_place`]).
+    /// the hot path of adopting a result. Every field is written once, in
+    /// place in the box (an array built on the stack and moved in is copied
+    /// with wide loads over narrower stores, which the CPU cannot forward).
     ///
     /// # Safety
     /// As for [`from_parts`](Array::from_parts), with `sizes` non-negative
