@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import fnabi
-from conftest import MLP, REPO
+from conftest import MLP, PY_FIXTURES, REPO
 
 
 def mlp_inputs():
@@ -101,6 +101,38 @@ def test_dict8(dict8):
     arrays = {f"k{i}": np.full(4, i, dtype=np.float32) + np.arange(4, dtype=np.float32) for i in range(8)}
     expected = np.sum(list(arrays.values()), axis=0)
     np.testing.assert_array_equal(dict8.dict8(arrays), expected)
+
+
+def sip_span(tag: bytes, content: bytes) -> bytes:
+    """A length-prefixed SIP component: the length counts the `!` too."""
+    return tag + str(len(content) + 1).encode() + b"!" + content
+
+
+def test_long_and_non_ascii_keys(pyfix):
+    # Keys of 27 and 28 bytes (over the 23 that fnabi keeps in place) and
+    # non-ASCII ones, in the argument and in the result; the signature is
+    # mangled here from the specification, independently of fnabi.
+    def sip_dict(keys):
+        ordered = sorted(keys.items(), key=lambda kv: kv[0].encode())
+        return sip_span(b"D", b"".join(sip_span(b"K", k.encode()) + b"_%d" % i for k, i in ordered))
+
+    inputs = sip_dict({"a_key_longer_than_23_bytes": 0, "k": 1, "ключ": 2})
+    results = sip_dict({"difference_of_the_first_two": 0, "é": 1})
+    mangled = sip_span(b"I", sip_span(b"S", b"k0" + inputs)) + sip_span(b"R", results)
+    assert pyfix.long_keys.sip is not None
+    source = PY_FIXTURES.read_text(encoding="utf-8")
+    assert f'sip = "{mangled.decode()}"' in source
+    a = np.array([5.0, 7.5], np.float32)
+    k = np.array([1.0, -2.0], np.float32)
+    u = np.array([3.25, -0.5], np.float32)
+    for _ in range(3):  # the cached keys are the same each call
+        r = pyfix.long_keys({"a_key_longer_than_23_bytes": a, "k": k, "ключ": u})
+        assert sorted(r) == ["difference_of_the_first_two", "é"]
+        np.testing.assert_array_equal(r["difference_of_the_first_two"], a - k)
+        np.testing.assert_array_equal(r["é"], u)
+    with pytest.raises(fnabi.CallError) as e:
+        pyfix.long_keys({"a_key_longer_than_23_bytes": a, "k": k})
+    assert str(e.value) == 'argument [0]: missing key "ключ"'
 
 
 def test_scalar_results(scalars, memref_abi):

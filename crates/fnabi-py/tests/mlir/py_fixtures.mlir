@@ -230,4 +230,30 @@ module {
     }
     return %r : f64
   }
+
+  // A dict argument whose keys are longer than fnabi keeps in place (23
+  // bytes) or not ASCII, and a dict result likewise: `a - k` and a copy of
+  // `ключ`. The `sip` string was mangled by hand (crates/fnabi-py/tests/
+  // test_call.py::test_long_and_non_ascii_keys shows how).
+  func.func @long_keys(%a: memref<2xf32>, %k: memref<2xf32>, %u: memref<2xf32>)
+      -> (memref<2xf32>, memref<2xf32>) attributes {
+    llvm.emit_c_interface,
+    fv = "1", f = "I16!B3!d2B3!d2B3!d2R11!B3!d2B3!d2",
+    sipv = "1", sip = "I62!S58!k0D52!K27!a_key_longer_than_23_bytes_0K2!k_1K9!ключ_2R45!D41!K28!difference_of_the_first_two_0K3!é_1"
+  } {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %d = memref.alloc() {alignment = 64} : memref<2xf32>
+    %e = memref.alloc() {alignment = 64} : memref<2xf32>
+    scf.for %i = %c0 to %c2 step %c1 {
+      %x = memref.load %a[%i] : memref<2xf32>
+      %y = memref.load %k[%i] : memref<2xf32>
+      %z = memref.load %u[%i] : memref<2xf32>
+      %s = arith.subf %x, %y : f32
+      memref.store %s, %d[%i] : memref<2xf32>
+      memref.store %z, %e[%i] : memref<2xf32>
+    }
+    return %d, %e : memref<2xf32>, memref<2xf32>
+  }
 }
