@@ -232,3 +232,39 @@ fn storage_start_and_length_follow_every_owner() {
         assert_eq!((a.storage_ptr(), a.storage_len()), (buf.as_ptr(), 6));
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4_000))]
+    /// `boxed_from_bytes` and `from_bytes` agree on any layout: both accept
+    /// it and make equal arrays over the same memory, or both reject it
+    /// with the same message (ranks 0–8, any strides, offsets and lengths,
+    /// misaligned starts, bool bytes other than 0/1).
+    #[test]
+    fn boxed_and_plain_views_of_bytes_agree(
+        dims in proptest::collection::vec((0usize..4, -9isize..9), 0..9),
+        row_major in proptest::prelude::any::<bool>(),
+        pick in 0usize..5,
+        offset in 0usize..80,
+        len in 0usize..300,
+        zeros_and_ones in proptest::prelude::any::<bool>(),
+    ) {
+        let dtype = [DType::U8, DType::I16, DType::I32, DType::U64, DType::Bool][pick];
+        // 8-aligned memory: alignment then depends on the offset alone.
+        let words: Vec<u64> = (0..40u64)
+            .map(|i| if zeros_and_ones { 0x0001_0001_0001_0001 } else { i.wrapping_mul(0x0203_0405_0607_0809) })
+            .collect();
+        let bytes = &bytes_of(&words)[..len];
+        let shape: Vec<usize> = dims.iter().map(|d| d.0).collect();
+        let steps: Vec<isize> = dims.iter().map(|d| d.1).collect();
+        let strides = if row_major { None } else { Some(&steps[..]) };
+        match (Array::from_bytes(dtype, &shape, strides, bytes, offset), Array::boxed_from_bytes(dtype, &shape, strides, bytes, offset)) {
+            (Ok(a), Ok(b)) => {
+                proptest::prop_assert_eq!((b.shape(), b.strides(), b.as_ptr()), (a.shape(), a.strides(), a.as_ptr()));
+                proptest::prop_assert_eq!((b.storage_ptr(), b.storage_len()), (a.storage_ptr(), a.storage_len()));
+                proptest::prop_assert!(*b == a);
+            }
+            (Err(x), Err(y)) => proptest::prop_assert_eq!(y.to_string(), x.to_string()),
+            (x, y) => proptest::prop_assert!(false, "from_bytes: {:?}, boxed_from_bytes: {:?}", x.err(), y.err()),
+        }
+    }
+}
