@@ -19,7 +19,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use std::ffi::c_void;
 use std::ptr::NonNull;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 /// Why an argument could not become a host value, and where (boxed: the
 /// happy path moves only a pointer-sized error slot).
@@ -78,44 +78,90 @@ impl Fail {
 /// Slots of the dict-key cache (a power of two).
 const KEY_SLOTS: usize = 256;
 
-/// The fnabi key of a Python dict key. Keys repeat from call to call (the
-/// same interned `str` objects), so their fnabi keys are cached by
-/// object identity: each slot holds a strong reference to its `str`, so the
+/// fnabi keys of Python dict keys. Keys repeat from call to call (the same
+/// interned `str` objects), so their fnabi keys are cached by object
+/// identity: each slot holds a strong reference to its `str`, so the
 /// address cannot be reused by another object while the slot holds it.
-pub fn dict_key(key: &Bound<'_, PyString>) -> PyResult<Key> {
-    type Slots = Mutex<Vec<Option<(Py<PyString>, Key)>>>;
-    static CACHE: PyOnceLock<Slots> = PyOnceLock::new();
-    let py = key.py();
-    let cache = CACHE.get_or_init(py, || Mutex::new((0..KEY_SLOTS).map(|_| None).collect()));
-    let addr = key.as_ptr() as usize;
-    let slot = (addr >> 4 ^ addr >> 12) & (KEY_SLOTS - 1);
-    let mut slots = cache.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((k, v)) = &slots[slot]
-        && k.as_ptr() == key.as_ptr()
-    {
-        return Ok(v.clone());
-    }
-    let value: Key = key.to_cow()?.into();
-    let old = slots[slot].replace((key.clone().unbind(), value.clone()));
-    drop(slots);
-    drop(old); // (a decref, outside the lock)
-    Ok(value)
+pub struct KeyCache {
+    slots: Vec<Option<(Py<PyString>, Key)>>,
 }
 
-/// The numpy arrays that the host values of one call borrow memory from
-/// (the caller's and those made by conversions): they must outlive the values.
-pub type Keep<'py> = Vec<Bound<'py, PyAny>>;
+impl KeyCache {
+    /// The one cache, locked at a call's first dict key ([`Keep::key`]).
+    fn shared(py: Python<'_>) -> &'static Mutex<KeyCache> {
+        static CACHE: PyOnceLock<Mutex<KeyCache>> = PyOnceLock::new();
+        CACHE.get_or_init(py, || Mutex::new(KeyCache { slots: (0..KEY_SLOTS).map(|_| None).collect() }))
+    }
+
+    /// The fnabi key of `key`, cached. (Should releasing a replaced key run
+    /// Python code — a `str` subclass with `__del__` — that calls fnabi,
+    /// that call finds the cache held and makes its keys without it.)
+    fn key(&mut self, key: &Bound<'_, PyString>) -> PyResult<Key> {
+        let addr = key.as_ptr() as usize;
+        let slot = (addr >> 4 ^ addr >> 12) & (KEY_SLOTS - 1);
+        if let Some(Some((k, v))) = self.slots.get(slot)
+            && k.as_ptr() == key.as_ptr()
+        {
+            return Ok(v.clone());
+        }
+        let value: Key = key.to_cow()?.into();
+        if let Some(s) = self.slots.get_mut(slot) {
+            *s = Some((key.clone().unbind(), value.clone()));
+        }
+        Ok(value)
+    }
+}
+
+/// What the host values of one call need from Python while they are made
+/// and used: the numpy arrays they borrow memory from (the caller's and
+/// those made by conversions), which must outlive the values, and the
+/// dict-key cache, locked once for the whole conversion (a lock per key
+/// was ~9 % of a call with a dict of 8 arrays).
+pub struct Keep<'py> {
+    arrays: Vec<Bound<'py, PyAny>>,
+    /// Locked at the first key (a call without dict keys never locks it);
+    /// `Some(None)` when another conversion holds it (another thread whose
+    /// conversion let go of the GIL, or a conversion on this thread that
+    /// called back into fnabi): keys are then made without it.
+    keys: Option<Option<MutexGuard<'static, KeyCache>>>,
+}
+
+impl<'py> Keep<'py> {
+    /// Ready for one call's conversion.
+    pub fn new() -> Self {
+        Keep { arrays: Vec::with_capacity(8), keys: None }
+    }
+
+    /// The fnabi key of a Python dict key.
+    pub fn key(&mut self, key: &Bound<'_, PyString>) -> PyResult<Key> {
+        let cache = self.keys.get_or_insert_with(|| match KeyCache::shared(key.py()).try_lock() {
+            Ok(cache) => Some(cache),
+            Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        });
+        match cache {
+            Some(cache) => cache.key(key),
+            None => Ok(key.to_cow()?.into()),
+        }
+    }
+
+    /// Lets go of the key cache (before the call, which runs without the
+    /// GIL: other threads convert meanwhile). The arrays stay.
+    pub fn release_keys(&mut self) {
+        self.keys = None;
+    }
+}
 
 /// The host value of a Python argument.
 ///
 /// Arrays in the value borrow the memory of numpy arrays, each of which is
-/// pushed to `keep` (a strong reference: the call releases the GIL, and
+/// kept in `keep` (a strong reference: the call releases the GIL, and
 /// another thread could meanwhile drop a container's last other reference
 /// to one of them), for the lifetime `'a`, which the caller picks.
 ///
 /// # Safety
-/// The caller must keep everything pushed to `keep` alive for as long as
-/// the returned value (any part of it) is used.
+/// The caller must keep `keep` (the arrays in it) alive for as long as the
+/// returned value (any part of it) is used.
 pub unsafe fn to_value<'py, 'a>(obj: &Bound<'py, PyAny>, keep: &mut Keep<'py>) -> Result<Value<'a>, Fail> {
     let py = obj.py();
     if let Ok(a) = obj.cast::<PyUntypedArray>() {
@@ -133,7 +179,7 @@ pub unsafe fn to_value<'py, 'a>(obj: &Bound<'py, PyAny>, keep: &mut Keep<'py>) -
                     Some(got),
                 ));
             };
-            let key = dict_key(key)?;
+            let key = keep.key(key)?;
             // SAFETY: forwarded to the caller (`v` is reachable from `obj`).
             let value = unsafe { to_value(&v, keep) }.map_err(|f| f.within(PathKey::Name(key.clone())))?;
             out.push_unique(key, value);
@@ -373,7 +419,7 @@ unsafe fn array_value<'py, 'a>(a: &Bound<'py, PyUntypedArray>, keep: &mut Keep<'
     // one into its box was most of the cost of viewing it.
     let array = Array::boxed_from_bytes(dtype, shape, Some(&strides), bytes, offset)
         .map_err(|e| Fail::at(e.to_string(), None, None))?;
-    keep.push(a.clone().into_any());
+    keep.arrays.push(a.clone().into_any());
     Ok(Value::Array(array))
 }
 

@@ -557,7 +557,7 @@ impl Function {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let mut keep: Keep<'py> = Vec::with_capacity(8);
+        let mut keep = Keep::new();
         let mut positional: Vec<Value<'_>> = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
             // SAFETY: `keep` outlives the call below, the only use of the
@@ -568,12 +568,13 @@ impl Function {
         let mut keywords = Dict::with_capacity(kwargs.map_or(0, |k| k.len()));
         if let Some(kw) = kwargs {
             for (k, a) in kw.iter() {
-                let k = convert::dict_key(k.cast::<PyString>()?)?;
+                let k = keep.key(k.cast::<PyString>()?)?;
                 // SAFETY: as above.
                 let v = unsafe { convert::to_value(&a, &mut keep) };
                 keywords.push_unique(k.clone(), v.map_err(|f| f.within(PathKey::Name(k)).into_py(py))?);
             }
         }
+        keep.release_keys();
         let out = self.call_released(py, positional, keywords);
         drop(keep);
         convert::to_py(py, out.map_err(rust_err(py))?)

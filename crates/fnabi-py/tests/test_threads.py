@@ -6,6 +6,8 @@ from __future__ import annotations
 import concurrent.futures as cf
 import multiprocessing
 import pickle
+import subprocess
+import sys
 import threading
 import time
 
@@ -36,6 +38,45 @@ def test_one_function_many_threads(memref_abi, dict8):
 
     with cf.ThreadPoolExecutor(max_workers=4) as pool:
         assert sorted(pool.map(work, range(8))) == list(range(8))
+
+
+CALLS_BACK = """
+import sys
+import numpy as np
+import fnabi
+
+g = fnabi.load(sys.argv[1]).dict8
+inner = {f"k{i}": np.full(4, i, np.float32) for i in range(8)}
+
+
+class CallsBack:
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(g(inner))  # 0 + 1 + ... + 7 = 28
+
+
+outer = {f"k{i}": np.full(4, 10 * i, np.float32) for i in range(8)}
+outer["k3"] = CallsBack()
+expected = sum(10 * i for i in range(8) if i != 3) + 28
+for _ in range(3):
+    np.testing.assert_array_equal(g(outer), np.full(4, expected, np.float32))
+np.testing.assert_array_equal(g(inner), np.full(4, 28, np.float32))
+print("ok")
+"""
+
+
+def test_a_conversion_that_calls_back_into_fnabi():
+    """An argument whose conversion calls a function with a dict again,
+    while the outer call is converting its own dict keys (the key cache is
+    then held): neither call blocks, and neither mixes up the keys. In a
+    child process, so that a call that blocks (holding the GIL) fails the
+    test instead of hanging it."""
+    run = subprocess.run(
+        [sys.executable, "-c", CALLS_BACK, str(MLIR / "sip_dict8.mlir")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (run.returncode, run.stdout.strip()) == (0, "ok"), run.stderr
 
 
 def test_calls_release_the_gil(pyfix):
