@@ -377,7 +377,7 @@ unsafe fn array_value<'py, 'a>(a: &Bound<'py, PyUntypedArray>, keep: &mut Keep<'
     let dtype = dtype_of(&descr)?;
     let es = dtype.size();
     let native = descr.is_native_byteorder().unwrap_or(true);
-    let whole = a.strides().iter().all(|s| s % es as isize == 0);
+    let whole = a.strides().iter().all(|&s| in_elements(s, es).is_some());
     if !native || !whole || !a.is_aligned() {
         // A value-preserving copy in native order (not a dtype cast).
         let py = a.py();
@@ -390,7 +390,22 @@ unsafe fn array_value<'py, 'a>(a: &Bound<'py, PyUntypedArray>, keep: &mut Keep<'
         return unsafe { array_value(c, keep) };
     }
     let shape = a.shape();
-    let strides: DimVec<isize> = a.strides().iter().map(|s| s / es as isize).collect();
+    // Strides in elements, on the stack up to rank 8 (a `DimVec` built out
+    // of line and moved was copied with wide loads over its word stores).
+    let mut small = [0isize; 8];
+    let large: Vec<isize>;
+    let strides: &[isize] = match small.get_mut(..shape.len()) {
+        Some(out) => {
+            for (o, &s) in out.iter_mut().zip(a.strides()) {
+                *o = in_elements(s, es).unwrap_or_default();
+            }
+            out
+        }
+        None => {
+            large = a.strides().iter().map(|&s| in_elements(s, es).unwrap_or_default()).collect();
+            &large
+        }
+    };
     // SAFETY: a live numpy array; its fields are read, not written.
     let data = unsafe { (*a.as_array_ptr()).fields.data }.cast::<u8>();
     // The bytes the array addresses, relative to element [0, …, 0].
@@ -417,10 +432,23 @@ unsafe fn array_value<'py, 'a>(a: &Bound<'py, PyUntypedArray>, keep: &mut Keep<'
     };
     // Into its box in place: a call's arrays are small, and moving each
     // one into its box was most of the cost of viewing it.
-    let array = Array::boxed_from_bytes(dtype, shape, Some(&strides), bytes, offset)
+    let array = Array::boxed_from_bytes(dtype, shape, Some(strides), bytes, offset)
         .map_err(|e| Fail::at(e.to_string(), None, None))?;
     keep.arrays.push(a.clone().into_any());
     Ok(Value::Array(array))
+}
+
+/// A stride of `bytes` in elements of `es` bytes, `None` when it is not a
+/// whole number of them: a mask and a shift, as every element size is a
+/// power of two (a division per stride cost more than the rest of viewing
+/// a small array's layout).
+#[inline(always)]
+fn in_elements(bytes: isize, es: usize) -> Option<isize> {
+    if es.is_power_of_two() {
+        (bytes & (es as isize - 1) == 0).then_some(bytes >> es.trailing_zeros())
+    } else {
+        (bytes % es as isize == 0).then_some(bytes / es as isize)
+    }
 }
 
 /// Keeps a result array's memory alive for the numpy array that views it:

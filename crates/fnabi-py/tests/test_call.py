@@ -262,6 +262,13 @@ def test_layouts_zero_copy_and_converted(memref_abi):
     v = np.arange(10, dtype=np.float32)[::-3]
     assert memref_abi.sum_f32(v) == pytest.approx(float(v.sum()))
     assert memref_abi.sum_f32(np.zeros(0, np.float32)) == 0.0
+    # Strides that are not whole elements (6 bytes apart, then 1 byte off
+    # alignment as well): the values are read through a copy.
+    raw = np.frombuffer(np.arange(1, 9, dtype=np.float32).tobytes() * 2, np.uint8)
+    for offset, step in ((0, 6), (1, 6), (2, 10)):
+        odd = np.ndarray((3,), np.float32, buffer=raw, offset=offset, strides=(step,))
+        assert memref_abi.sum_f32(odd) == pytest.approx(float(odd.astype(np.float64).sum()))
+    assert memref_abi.sum_f32(np.arange(12, dtype=np.float32)[::-4]) == 11 + 7 + 3
 
 
 def test_dense_input_is_not_copied(memref_abi):
@@ -377,6 +384,13 @@ def test_complex_arrays_in_and_out():
     y = m.pass128(z)
     assert y.dtype == np.complex128
     assert y.view(np.uint64).tolist() == z.view(np.uint64).tolist()
+    # complex64 is 4-byte aligned but 8 bytes wide: a 12-byte stride is
+    # aligned yet not a whole number of elements, so it is read through a
+    # copy (a stride cut down to 1 element would read the wrong values).
+    parts = np.arange(1, 13, dtype=np.float32)
+    odd = np.ndarray((3,), np.complex64, buffer=parts, offset=0, strides=(12,))
+    assert odd.flags.aligned and odd.tolist() == [1 + 2j, 4 + 5j, 7 + 8j]
+    np.testing.assert_allclose(m.cmul(odd, b), odd * b, rtol=1e-6)
     r = m.fma0(np.array(1 + 2j), np.array(3 - 1j))
     assert r.dtype == np.complex128 and r.shape == () and complex(r) == (1 + 2j) * (3 - 1j) + 1
     with pytest.raises(fnabi.CallError) as e:
