@@ -97,6 +97,26 @@ impl<'a> Storage<'a> {
         }
     }
 
+    /// [`Storage::borrowed`] for an array of this layout over `bytes`,
+    /// checked as every view of bytes is ([`Array::from_bytes`],
+    /// [`Array::boxed_from_bytes`]): the layout first ([`check_layout`]),
+    /// then a bool array's bytes (0 or 1).
+    #[inline]
+    fn checked_view(
+        bytes: &'a [u8],
+        dtype: DType,
+        shape: &[usize],
+        strides: &[isize],
+        offset: usize,
+    ) -> Result<Storage<'a>, Error> {
+        let storage = Storage::borrowed(bytes);
+        check_layout(dtype, shape, strides, offset, storage.base(), storage.len())?;
+        if dtype == DType::Bool {
+            check_bools(bytes)?;
+        }
+        Ok(storage)
+    }
+
     /// The memory of a `&'a mut [u8]` starting at `base`, `len` bytes.
     #[inline]
     fn borrowed_mut(base: NonNull<u8>, len: usize) -> Storage<'a> {
@@ -317,11 +337,8 @@ impl<'a> Array<'a> {
         offset: usize,
     ) -> Result<Array<'a>, Error> {
         let strides = strides.map_or_else(|| c_strides(shape), DimVec::from);
-        let a = Array::build(dtype, shape, strides, offset, Storage::borrowed(bytes))?;
-        if dtype == DType::Bool {
-            check_bools(bytes)?;
-        }
-        Ok(a)
+        let storage = Storage::checked_view(bytes, dtype, shape, &strides, offset)?;
+        Ok(Array { dtype, shape: shape.into(), strides, offset, storage })
     }
 
     /// A writable view of borrowed bytes with explicit strides (in
@@ -441,14 +458,10 @@ impl<'a> Array<'a> {
                 &row_major[..]
             }
         };
-        let storage = Storage::borrowed(bytes);
-        check_layout(dtype, shape, strides, offset, storage.base(), storage.len())?;
-        if dtype == DType::Bool {
-            check_bools(bytes)?;
-        }
-        // SAFETY: the layout was checked above (shape and strides of one
-        // length, every element inside the storage, aligned), and so were
-        // a bool array's bytes.
+        let storage = Storage::checked_view(bytes, dtype, shape, strides, offset)?;
+        // SAFETY: the layout was checked (shape and strides of one length,
+        // every element inside the storage, aligned), and so were a bool
+        // array's bytes.
         Ok(unsafe {
             Array::boxed_in_place(dtype, shape.iter().copied(), strides.iter().copied(), shape.len(), offset, storage)
         })
