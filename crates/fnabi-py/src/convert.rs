@@ -377,8 +377,26 @@ unsafe fn array_value<'py, 'a>(a: &Bound<'py, PyUntypedArray>, keep: &mut Keep<'
     let dtype = dtype_of(&descr)?;
     let es = dtype.size();
     let native = descr.is_native_byteorder().unwrap_or(true);
-    let whole = a.strides().iter().all(|&s| in_elements(s, es).is_some());
-    if !native || !whole || !a.is_aligned() {
+    let shape = a.shape();
+    // Strides in elements (`None` when one is not a whole number of
+    // elements), on the stack up to rank 8 (a `DimVec` built out of line
+    // and moved was copied with wide loads over its word stores).
+    let mut small = [0isize; 8];
+    let large: Option<Vec<isize>>;
+    let strides: Option<&[isize]> = match small.get_mut(..shape.len()) {
+        Some(out) => {
+            let whole = out.iter_mut().zip(a.strides()).try_for_each(|(o, &s)| {
+                *o = in_elements(s, es)?;
+                Some(())
+            });
+            whole.map(|()| &*out)
+        }
+        None => {
+            large = a.strides().iter().map(|&s| in_elements(s, es)).collect();
+            large.as_deref()
+        }
+    };
+    let Some(strides) = strides.filter(|_| native && a.is_aligned()) else {
         // A value-preserving copy in native order (not a dtype cast).
         let py = a.py();
         let copy = numpy_module(py)?.call_method1(
@@ -388,23 +406,6 @@ unsafe fn array_value<'py, 'a>(a: &Bound<'py, PyUntypedArray>, keep: &mut Keep<'
         let c = copy.cast::<PyUntypedArray>().map_err(PyErr::from)?;
         // SAFETY: forwarded to the caller (the copy goes to `keep` there).
         return unsafe { array_value(c, keep) };
-    }
-    let shape = a.shape();
-    // Strides in elements, on the stack up to rank 8 (a `DimVec` built out
-    // of line and moved was copied with wide loads over its word stores).
-    let mut small = [0isize; 8];
-    let large: Vec<isize>;
-    let strides: &[isize] = match small.get_mut(..shape.len()) {
-        Some(out) => {
-            for (o, &s) in out.iter_mut().zip(a.strides()) {
-                *o = in_elements(s, es).unwrap_or_default();
-            }
-            out
-        }
-        None => {
-            large = a.strides().iter().map(|&s| in_elements(s, es).unwrap_or_default()).collect();
-            &large
-        }
     };
     // SAFETY: a live numpy array; its fields are read, not written.
     let data = unsafe { (*a.as_array_ptr()).fields.data }.cast::<u8>();
