@@ -82,7 +82,7 @@ const KEY_SLOTS: usize = 256;
 /// interned `str` objects), so their fnabi keys are cached by object
 /// identity: each slot holds a strong reference to its `str`, so the
 /// address cannot be reused by another object while the slot holds it.
-pub struct KeyCache {
+struct KeyCache {
     slots: Vec<Option<(Py<PyString>, Key)>>,
 }
 
