@@ -23,7 +23,7 @@ mod ten_signatures;
 
 #[path = "../tests/support/p6_operations.rs"]
 mod p6_operations;
-use p6_operations::{raw_human, raw_human_zero_copy, raw_read, sip_parse, sip_text, sip_visit, walk};
+use p6_operations::{ListSizes, raw_human, raw_human_zero_copy, raw_read, sip_parse, sip_text, sip_visit, walk};
 
 /// Prints `op/name ns` for `f` when the id contains `filter`.
 fn time(op: &str, name: &str, filter: &str, mut f: impl FnMut() -> usize) {
@@ -87,5 +87,9 @@ fn main() {
         // signature (its lists and shared keys) and dropping the clone.
         let parsed = SipSignature::parse(m).unwrap();
         time("sip_clone", s.name, filter, || black_box(&parsed).clone().inputs().is_some() as usize);
+        // The allocations of any owned parse that allocates once per list:
+        // each of the parsed signature's lists at its size, then freed.
+        let (lists, mut held) = (ListSizes::of(&parsed), Vec::with_capacity(64));
+        time("sip_alloc", s.name, filter, || black_box(&lists).allocate(&mut held));
     }
 }

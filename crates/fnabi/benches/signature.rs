@@ -10,8 +10,10 @@
 //! (the same text written straight from the mangled form by
 //! `RawSignatureReader::write_human`, no owned signature), `sip_visit` (both
 //! sides into a counting visitor),
-//! `sip_text` (the reference text of both sides into reused `String`s) and
-//! `sip_parse` (`SipSignature::parse`). Raw operations run on the raw
+//! `sip_text` (the reference text of both sides into reused `String`s),
+//! `sip_parse` (`SipSignature::parse`) and `sip_alloc` (only the
+//! allocations of an owned parse that allocates once per list: each list
+//! of the parsed signature at its size, then freed). Raw operations run on the raw
 //! signatures, SIP ones on the SIP signatures (`I1!R1!` is both).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -25,7 +27,7 @@ mod ten_signatures;
 
 #[path = "../../fnabi-abi/tests/support/p6_operations.rs"]
 mod p6_operations;
-use p6_operations::{raw_human, raw_human_zero_copy, raw_read, sip_parse, sip_text, sip_visit, walk};
+use p6_operations::{ListSizes, raw_human, raw_human_zero_copy, raw_read, sip_parse, sip_text, sip_visit, walk};
 
 const SIGNATURES: &[&str] = &[
     "I1!R1!",
@@ -101,6 +103,8 @@ fn p6(c: &mut Criterion) {
         let (mut ins, mut outs) = (String::new(), String::new());
         g.bench_function(format!("sip_text/{}", s.name), |b| b.iter(|| sip_text(black_box(m), &mut ins, &mut outs)));
         g.bench_function(format!("sip_parse/{}", s.name), |b| b.iter(|| sip_parse(black_box(m))));
+        let (lists, mut held) = (ListSizes::of(&fnabi::SipSignature::parse(m).unwrap()), Vec::with_capacity(64));
+        g.bench_function(format!("sip_alloc/{}", s.name), |b| b.iter(|| black_box(&lists).allocate(&mut held)));
     }
     g.finish();
 }
