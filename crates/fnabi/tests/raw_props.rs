@@ -59,6 +59,24 @@ proptest! {
     }
 
     #[test]
+    fn zero_copy_reader_round_trip(sig in raw_signature()) {
+        // Each item read in place, its dims (kept in the item up to rank 6,
+        // read from the text above) included, is the item mangled.
+        let m = sig.to_mangled();
+        let r = fnabi::raw::RawSignatureReader::new(m.as_bytes()).unwrap();
+        let side = |items: fnabi::raw::RawTypeReader<'_>| -> Vec<RawType> {
+            items.map(|t| t.unwrap().to_owned()).collect()
+        };
+        prop_assert_eq!(side(r.inputs()), sig.inputs.clone());
+        prop_assert_eq!(side(r.results()), sig.results.clone());
+        for t in r.inputs().chain(r.results()) {
+            if let fnabi::raw::RawTypeRef::Buffer(b) = t.unwrap() {
+                prop_assert_eq!(b.dims().count(), b.rank());
+            }
+        }
+    }
+
+    #[test]
     fn components_round_trip(comps in prop::collection::vec(component(), 0..10)) {
         let mut b = SignatureBuilder::new();
         for c in &comps {

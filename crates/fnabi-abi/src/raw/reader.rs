@@ -115,8 +115,8 @@ impl RawTypeRef<'_> {
 }
 
 /// A validated buffer item: its element type and layout, and its dims
-/// (read from the span again when asked for: an item is small, so it moves
-/// cheaply through the reader).
+/// (up to [`INLINE_DIMS`] kept as read, a higher rank's read from the span
+/// again when asked for).
 ///
 /// ```
 /// use fnabi_abi::raw::{RawSignatureReader, RawTypeRef};
@@ -135,10 +135,41 @@ pub struct BufferRef<'a> {
     pub layout: DimOrder,
     content: &'a [u8],
     rank: usize,
+    /// The mangled dims (-1: dynamic), two to a word (the first in the low
+    /// half), when `rank <= INLINE_DIMS`: kept as the item was checked,
+    /// so asking for them reads no text again.
+    head: [u64; INLINE_DIMS / 2],
 }
 
-/// The dims of a [`BufferRef`]: its `d` fields, read again (they were
-/// checked when the item was read).
+/// The dims of a [`BufferRef`]: the ones kept in it, or (a rank above
+/// [`INLINE_DIMS`]) its `d` fields read again.
+enum BufferDims<'a> {
+    Kept { head: [u64; INLINE_DIMS / 2], next: usize, rank: usize },
+    Text(DimIter<'a>),
+}
+
+impl Iterator for BufferDims<'_> {
+    type Item = Dim;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Dim> {
+        match self {
+            // Checked when read: -1 or an extent.
+            BufferDims::Kept { head, next, rank } => {
+                if *next == *rank {
+                    return None;
+                }
+                let word = head[*next / 2] >> (32 * (*next % 2));
+                *next += 1;
+                Dim::from_i32(word as u32 as i32)
+            }
+            BufferDims::Text(text) => text.next(),
+        }
+    }
+}
+
+/// The `d` fields of a buffer item, read again (they were checked when the
+/// item was read).
 struct DimIter<'a> {
     content: &'a [u8],
     pos: usize,
@@ -169,7 +200,11 @@ impl<'a> BufferRef<'a> {
     /// The dims in order.
     #[inline]
     pub fn dims(&self) -> impl Iterator<Item = Dim> + 'a {
-        DimIter { content: self.content, pos: 0 }
+        if self.rank <= INLINE_DIMS {
+            BufferDims::Kept { head: self.head, next: 0, rank: self.rank }
+        } else {
+            BufferDims::Text(DimIter { content: self.content, pos: 0 })
+        }
     }
 
     /// Number of dims.
@@ -250,8 +285,20 @@ fn buffer_fields(
 /// Checks a buffer's fields in one pass.
 #[inline(always)]
 fn buffer_item(content: &[u8], content_offset: usize) -> Result<BufferRef<'_>, ParseError> {
-    let (dtype, layout, rank) = buffer_fields(content, content_offset, |_, _| {})?;
-    Ok(BufferRef { dtype, layout, content, rank })
+    // Two dims to a word, each word in a register: stores into an array at
+    // the dim's index, copied whole into the item, would be read back wider
+    // than they were written (a store-forwarding stall per item).
+    let (mut w0, mut w1, mut w2) = (0u64, 0u64, 0u64);
+    let (dtype, layout, rank) = buffer_fields(content, content_offset, |i, d| {
+        let v = u64::from(d.to_i32() as u32) << (32 * (i % 2));
+        match i / 2 {
+            0 => w0 |= v,
+            1 => w1 |= v,
+            2 => w2 |= v,
+            _ => {}
+        }
+    })?;
+    Ok(BufferRef { dtype, layout, content, rank, head: [w0, w1, w2] })
 }
 
 /// Checks a buffer's fields into `b` (a fresh buffer type in its final

@@ -131,9 +131,17 @@ fn reader_is_zero_copy_and_matches_owned() {
     let RawTypeRef::Buffer(b) = items[1] else { panic!() };
     assert_eq!(b.rank(), 3);
     assert_eq!(b.dims().collect::<Vec<_>>(), [Dim::Dynamic, Dim::Static(128), Dim::Static(64)]);
-    // Ranks around the dims kept in place (6): each dim read back.
-    for rank in 5..=8 {
-        let dims: Vec<Dim> = (0..rank).map(|i| if i % 3 == 1 { Dim::Dynamic } else { Dim::Static(i + 2) }).collect();
+    // Every rank up to past the dims kept in an item (6) and in a buffer
+    // type (6): each dim read back, the extremes (0, i32::MAX, dynamic) in
+    // both halves of a kept word.
+    for rank in 0..=8 {
+        let extent = |i: u32| match i % 4 {
+            0 => Dim::Static(i + 2),
+            1 => Dim::Dynamic,
+            2 => Dim::Static(i32::MAX as u32),
+            _ => Dim::Static(0),
+        };
+        let dims: Vec<Dim> = (0..rank).map(extent).collect();
         let sig =
             RawSignature::new(vec![RawType::Buffer(BufferType::new(ScalarType::I8, dims.clone()).unwrap())], vec![]);
         let m = sig.to_mangled();
