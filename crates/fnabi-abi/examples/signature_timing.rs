@@ -76,6 +76,9 @@ fn main() {
         time("raw_parse", s.name, filter, || RawSignature::parse(black_box(m)).unwrap().inputs.len());
         time("raw_human", s.name, filter, || raw_human(black_box(m), &mut out));
         time("raw_human_zero_copy", s.name, filter, || raw_human_zero_copy(black_box(m), &mut out));
+        // The allocations of the owned parse: its lists at their sizes, then freed.
+        let (lists, mut held) = (ListSizes::of_raw(&RawSignature::parse(m).unwrap()), Vec::with_capacity(64));
+        time("raw_alloc", s.name, filter, || black_box(&lists).allocate(&mut held));
     }
     let (mut a, mut b) = (String::new(), String::new());
     for s in sigs.iter().filter(|s| s.sip) {

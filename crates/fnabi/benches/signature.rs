@@ -8,7 +8,9 @@
 //! `raw_parse` (`RawSignature::parse`), `raw_human` (parse + the `Display`
 //! form written into a reused `String`, `write_human`), `raw_human_zero_copy`
 //! (the same text written straight from the mangled form by
-//! `RawSignatureReader::write_human`, no owned signature), `sip_visit` (both
+//! `RawSignatureReader::write_human`, no owned signature), `raw_alloc` (only
+//! the allocations of the owned parse: its lists at their sizes, then
+//! freed), `sip_visit` (both
 //! sides into a counting visitor),
 //! `sip_text` (the reference text of both sides into reused `String`s),
 //! `sip_parse` (`SipSignature::parse`) and `sip_alloc` (only the
@@ -96,6 +98,8 @@ fn p6(c: &mut Criterion) {
         g.bench_function(format!("raw_human_zero_copy/{}", s.name), |b| {
             b.iter(|| raw_human_zero_copy(black_box(m), &mut out))
         });
+        let (lists, mut held) = (ListSizes::of_raw(&RawSignature::parse(m).unwrap()), Vec::with_capacity(64));
+        g.bench_function(format!("raw_alloc/{}", s.name), |b| b.iter(|| black_box(&lists).allocate(&mut held)));
     }
     for s in sigs.iter().filter(|s| s.sip) {
         let m = s.mangled.as_str();

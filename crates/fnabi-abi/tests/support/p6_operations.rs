@@ -112,11 +112,27 @@ pub fn sip_parse(mangled: &str) -> usize {
     usize::from(SipSignature::parse(mangled).unwrap().inputs().is_some())
 }
 
-/// The lists of a parsed signature's structures, in bytes: one size per
-/// non-empty list, in tree order.
+/// The lists of an owned signature, in bytes: one size per non-empty list.
 pub struct ListSizes(Vec<usize>);
 
 impl ListSizes {
+    /// The non-empty item lists of `sig` and the dims of its buffers of a
+    /// rank above six (the ones kept out of place).
+    pub fn of_raw(sig: &RawSignature) -> Self {
+        let mut out = Vec::new();
+        for items in [&sig.inputs, &sig.results] {
+            out.extend((!items.is_empty()).then_some(size_of_val(items.as_slice())));
+            for t in items.iter() {
+                if let fnabi_abi::RawType::Buffer(b) = t
+                    && b.dims().len() > 6
+                {
+                    out.push(size_of_val(b.dims()));
+                }
+            }
+        }
+        ListSizes(out)
+    }
+
     /// The non-empty lists of both sides of `sig`.
     pub fn of(sig: &SipSignature) -> Self {
         fn add(s: &Structure, out: &mut Vec<usize>) {
@@ -139,8 +155,9 @@ impl ListSizes {
 
     /// The allocations that an owned parse allocating once per list cannot
     /// avoid: each list's bytes, all alive together (in `held`, emptied
-    /// again), then freed; nothing written into them. With the SIP visit,
-    /// the floor of any such parse (issue 19).
+    /// again), then freed; nothing written into them. With the reading of
+    /// the text (the SIP visit, the zero-copy raw read), the floor of any
+    /// such parse (issue 19).
     pub fn allocate(&self, held: &mut Vec<Vec<u8>>) -> usize {
         held.extend(self.0.iter().map(|&bytes| Vec::with_capacity(bytes)));
         let n = std::hint::black_box(&mut *held).len();
