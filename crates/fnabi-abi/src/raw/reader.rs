@@ -414,7 +414,10 @@ impl<'a> RawTypeReader<'a> {
 
     /// Reads every remaining item into owned types: one allocation for the
     /// list (sized by a count of the items first), none for a buffer of
-    /// rank up to 6, one exact-size slice for a higher rank.
+    /// rank up to 6, one exact-size slice for a higher rank. (The count
+    /// stops at an item it cannot skip quickly, e.g. a span length of more
+    /// than 18 digits: it is then too low, and the list grows as items are
+    /// read; every item is read either way.)
     ///
     /// Always inlined: out of line, the list came back through memory and
     /// `RawSignature::parse` moved it with wide loads over the word stores
@@ -425,13 +428,6 @@ impl<'a> RawTypeReader<'a> {
             return Ok(Vec::new());
         }
         let items = SignatureParser::new(&self.bytes[self.pos..]).count_tags(|_| true);
-        if items == 0 {
-            // Nothing, or a malformed first item: the loop reports it.
-            if let Some(e) = self.next() {
-                e?;
-            }
-            return Ok(Vec::new());
-        }
         let mut out = Vec::with_capacity(items);
         let bytes = self.bytes;
         while let Some(&tag) = bytes.get(self.pos) {

@@ -153,6 +153,21 @@ fn reader_is_zero_copy_and_matches_owned() {
 }
 
 #[test]
+fn span_lengths_past_the_quick_count_are_read() {
+    // 20-digit span lengths (leading zeros): the owned parse's count of
+    // items stops there, and the items must still be read, not dropped.
+    let valid = "I49!B00000000000000000003!d4S00000000000000000003!t6R1!";
+    let sig = RawSignature::parse(valid).unwrap();
+    assert_eq!(sig.to_mangled(), "I11!B3!d4S3!t6R1!"); // two items
+    // And an error after such an item is reported (found by fuzzing: the
+    // parse returned no inputs and no error).
+    let bad = "I31!B00000000000000000007!t000000!R1!";
+    let e = RawSignature::parse(bad).unwrap_err();
+    let read = RawSignatureReader::new(bad.as_bytes()).unwrap().inputs().find_map(Result::err).unwrap();
+    assert_eq!(e, read);
+}
+
+#[test]
 fn dim_bounds() {
     assert!(BufferType::new(ScalarType::F32, [Dim::Static(i32::MAX as u32)]).is_ok());
     assert!(BufferType::new(ScalarType::F32, [Dim::Static(i32::MAX as u32 + 1)]).is_err());
@@ -218,7 +233,8 @@ fn spec_items(content: &[u8], offset: usize) -> Vec<Result<RawType, ParseError>>
 
 /// Random raw-like type sequences: valid items with fields dropped,
 /// repeated or malformed, in the usual forms and in the ones the reader
-/// leaves to the generic lexer (more than nine digits, signs, bad spans).
+/// leaves to the generic lexer (more than nine digits, signs, bad spans,
+/// span lengths of up to 21 digits).
 fn raw_text() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
     use proptest::prelude::*;
     let field = proptest::sample::select(vec![
@@ -252,6 +268,8 @@ fn raw_text() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
             proptest::sample::select(vec![
                 format!("{tag}{len}!{body}"),
                 format!("{tag}0000000000{len}!{body}"),
+                // Past the 18 digits that the owned parse's count of items reads.
+                format!("{tag}0000000000000000000{len}!{body}"),
                 format!("{tag}{}!{body}", len + 1),
                 format!("{tag}{len}?{body}"),
                 format!("{tag}0!"),
