@@ -1,6 +1,7 @@
 //! The raw signature parser: whatever parses re-mangles and re-prints to the
 //! same signature, and the zero-copy reader reads the same items (dims
-//! included) or stops at the same error.
+//! included) and writes the same human-readable form, or stops at the same
+//! error.
 #![no_main]
 use fnabi::RawSignature;
 use fnabi::raw::{RawSignatureReader, RawTypeRef};
@@ -31,4 +32,10 @@ fuzz_target!(|data: &[u8]| {
         Ok(RawSignature { inputs, results })
     });
     assert_eq!(read, parsed);
+    let mut human = String::new();
+    let written = RawSignatureReader::new(data).and_then(|r| r.write_human(&mut human));
+    match &parsed {
+        Ok(sig) => assert_eq!((written, human), (Ok(()), sig.to_string())),
+        Err(e) => assert_eq!(written.as_ref(), Err(e)),
+    }
 });
