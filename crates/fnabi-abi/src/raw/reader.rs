@@ -431,36 +431,46 @@ impl<'a> RawTypeReader<'a> {
         let mut out = Vec::with_capacity(items);
         let bytes = self.bytes;
         while let Some(&tag) = bytes.get(self.pos) {
-            if tag == b'B'
-                && let Some((start, end)) = short_span(bytes, self.pos)
-            {
-                // A buffer is checked into its final place, its dims
-                // written in the same pass: a dim is two 4-byte stores, and
-                // moving the item right after would read them back 8 or 16
-                // bytes at a time, which the CPU cannot forward from its
-                // store buffer (a stall per load).
-                let dims = Dims::Inline { len: 0, dims: [Dim::Dynamic; INLINE_DIMS] };
-                out.push(RawType::Buffer(BufferType { dtype: ScalarType::F32, dims, layout: DimOrder::RowMajor }));
-                if let Some(RawType::Buffer(b)) = out.last_mut()
-                    && let Err(e) = owned_buffer(&bytes[start..end], self.base + start, b)
-                {
+            // Each item straight into the list, not through a `RawTypeRef`
+            // (whose buffer variant makes it large); the same checks and
+            // errors as `next_item`, in the same order.
+            let span = if is_span_tag(tag) { short_span(bytes, self.pos) } else { None };
+            let span = match span {
+                Some(span) => Ok(span),
+                None => span_slow(bytes, self.pos, self.base),
+            };
+            let (start, end) = match span {
+                Ok(span) => span,
+                Err(e) => {
                     self.pos = bytes.len();
                     return Err(e);
                 }
-                self.pos = end;
-                continue;
+            };
+            let (content, content_offset) = (&bytes[start..end], self.base + start);
+            let checked = match tag {
+                b'B' => {
+                    // A buffer is checked into its final place, its dims
+                    // written in the same pass: a dim is two 4-byte stores,
+                    // and moving the item right after would read them back
+                    // 8 or 16 bytes at a time, which the CPU cannot forward
+                    // from its store buffer (a stall per load).
+                    let dims = Dims::Inline { len: 0, dims: [Dim::Dynamic; INLINE_DIMS] };
+                    out.push(RawType::Buffer(BufferType { dtype: ScalarType::F32, dims, layout: DimOrder::RowMajor }));
+                    match out.last_mut() {
+                        Some(RawType::Buffer(b)) => owned_buffer(content, content_offset, b),
+                        _ => Ok(()),
+                    }
+                }
+                b'S' => scalar_item(content, content_offset).map(|s| out.push(RawType::Scalar(s))),
+                b'O' => empty_item("ref object", content, content_offset).map(|()| out.push(RawType::RefObject)),
+                b'U' => empty_item("unrecognized", content, content_offset).map(|()| out.push(RawType::Unrecognized)),
+                _ => Err(not_an_item(self.base + self.pos, tag)),
+            };
+            if let Err(e) = checked {
+                self.pos = bytes.len();
+                return Err(e);
             }
-            let Some(item) = self.next_item() else { break };
-            // One push per kind: a push of the match's value would build the
-            // whole 64-byte type in a stack slot a field at a time and copy
-            // it 16 bytes at a time (a store-forwarding stall per item).
-            match item? {
-                // A buffer span not in its usual form (rare).
-                b @ RawTypeRef::Buffer(_) => out.push(b.to_owned()),
-                RawTypeRef::Scalar(s) => out.push(RawType::Scalar(s)),
-                RawTypeRef::RefObject => out.push(RawType::RefObject),
-                RawTypeRef::Unrecognized => out.push(RawType::Unrecognized),
-            }
+            self.pos = end;
         }
         Ok(out)
     }
