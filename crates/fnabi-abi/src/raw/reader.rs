@@ -126,8 +126,9 @@ impl RawTypeRef<'_> {
 /// let Some(Ok(RawTypeRef::Buffer(b))) = r.inputs().next() else { panic!("not a buffer") };
 /// assert_eq!((b.dtype, b.layout, b.rank()), (ScalarType::F64, DimOrder::ColumnMajor, 2));
 /// assert_eq!(b.dims().collect::<Vec<_>>(), [Dim::Static(2), Dim::Static(3)]);
+/// assert_eq!(format!("{b:?}"), "BufferRef { dtype: F64, layout: ColumnMajor, dims: [Static(2), Static(3)] }");
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct BufferRef<'a> {
     /// Element type (the last `t`, float32 if none).
     pub dtype: ScalarType,
@@ -193,6 +194,18 @@ impl Iterator for DimIter<'_> {
                 return Dim::from_i32(value);
             }
         }
+    }
+}
+
+impl std::fmt::Debug for BufferRef<'_> {
+    /// The item as it reads: element type, layout and dims.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let dims: Vec<Dim> = self.dims().collect();
+        f.debug_struct("BufferRef")
+            .field("dtype", &self.dtype)
+            .field("layout", &self.layout)
+            .field("dims", &dims)
+            .finish()
     }
 }
 
