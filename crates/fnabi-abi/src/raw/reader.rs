@@ -301,6 +301,7 @@ fn buffer_item(content: &[u8], content_offset: usize) -> Result<BufferRef<'_>, P
     // Two dims to a word, each word in a register: stores into an array at
     // the dim's index, copied whole into the item, would be read back wider
     // than they were written (a store-forwarding stall per item).
+    const _: () = assert!(INLINE_DIMS == 6, "one word per two kept dims below");
     let (mut w0, mut w1, mut w2) = (0u64, 0u64, 0u64);
     let (dtype, layout, rank) = buffer_fields(content, content_offset, |i, d| {
         let v = u64::from(d.to_i32() as u32) << (32 * (i % 2));
