@@ -44,8 +44,10 @@ impl<'a> KeyCache<'a> {
 }
 
 /// Builds [`Structure`]s: each struct's entries in one allocation of the
-/// exact size (counted first), each distinct long key in one; each value is
-/// written into its entry's slot, pushed before the value is parsed.
+/// exact size (counted first; past a form the count does not skip, such as
+/// a length of more than 18 digits, the count is low and the list grows),
+/// each distinct long key in one; each value is written into its entry's
+/// slot, pushed before the value is parsed.
 struct Collector<'a> {
     /// Made at the first long key.
     keys: Option<KeyCache<'a>>,
