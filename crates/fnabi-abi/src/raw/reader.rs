@@ -115,8 +115,8 @@ impl RawTypeRef<'_> {
 }
 
 /// A validated buffer item: its element type and layout, and its dims
-/// (up to [`INLINE_DIMS`] kept as read, a higher rank's read from the span
-/// again when asked for).
+/// (up to six kept as read, a higher rank's read from the span again when
+/// asked for).
 ///
 /// ```
 /// use fnabi_abi::raw::{RawSignatureReader, RawTypeRef};
