@@ -16,6 +16,21 @@ pub const MAX_DEPTH: usize = 128;
 /// to build a list of two billion `None`s.
 pub const MAX_GAP_SLOTS: usize = 1 << 16;
 
+/// The most bytes a parser reserves for a list ahead of reading it (from a
+/// quick count of its items, before they are checked): a list counted
+/// larger still reads, growing as its items are checked, so a hostile
+/// text cannot make the parser reserve many times its own size for items
+/// that fail (`k0k0k0…` counts a sequence entry per two bytes). The same
+/// rule as serde's cautious size hints.
+pub(crate) const MAX_RESERVED_BYTES: usize = 1 << 20;
+
+/// `count` items of `T`, or fewer when they would take more than
+/// [`MAX_RESERVED_BYTES`]: the capacity to reserve for a counted list.
+#[inline]
+pub(crate) fn cautious_capacity<T>(count: usize) -> usize {
+    count.min(MAX_RESERVED_BYTES / size_of::<T>().max(1))
+}
+
 /// The highest rank of an array fnabi reads, builds or passes (memref
 /// descriptors, `.npy` files, text values); far above any real tensor.
 pub const MAX_RANK: usize = 64;

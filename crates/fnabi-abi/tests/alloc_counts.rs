@@ -19,6 +19,8 @@ mod ten_signatures;
 
 thread_local! {
     static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+    /// The most bytes one allocation (or reallocation) asked for.
+    static LARGEST: Cell<usize> = const { Cell::new(0) };
 }
 
 struct Counting;
@@ -28,11 +30,13 @@ struct Counting;
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         ALLOCATIONS.with(|c| c.set(c.get() + 1));
+        LARGEST.with(|c| c.set(c.get().max(layout.size())));
         // SAFETY: forwarded contract.
         unsafe { System.alloc(layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         ALLOCATIONS.with(|c| c.set(c.get() + 1));
+        LARGEST.with(|c| c.set(c.get().max(new_size)));
         // SAFETY: forwarded contract.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -50,6 +54,44 @@ fn allocations<T>(f: impl FnOnce() -> T) -> (usize, T) {
     let before = ALLOCATIONS.with(Cell::get);
     let out = f();
     (ALLOCATIONS.with(Cell::get) - before, out)
+}
+
+/// The most bytes one allocation of `f` on this thread asked for.
+fn largest_allocation<T>(f: impl FnOnce() -> T) -> (usize, T) {
+    LARGEST.with(|c| c.set(0));
+    let out = f();
+    (LARGEST.with(Cell::get), out)
+}
+
+#[test]
+fn a_hostile_list_reserves_little_before_it_fails() {
+    // Lists whose items are counted before they are checked: a sequence
+    // entry per two bytes (`k0k0…`, failing at its second key), a raw item
+    // per four (`B2!x…`, failing at its first field). What the parse
+    // reserves ahead stays within 1 MiB (without the cap: 80, 56 and 64 MB
+    // for texts of 4 MB).
+    let body = "k0".repeat(2 << 20);
+    let seq = format!("S{}!{body}", body.len() + 1);
+    let sip = format!("I{}!{seq}R1!", seq.len() + 1);
+    let (largest, parsed) = largest_allocation(|| SipSignature::parse(&sip));
+    assert!(parsed.is_err());
+    assert!(largest <= 1 << 20, "the SIP parse reserved {largest} bytes");
+    // A dict entry per four bytes (`K2!a…`, failing at its first value).
+    let body = "K2!a".repeat(1 << 20);
+    let dict = format!("D{}!{body}", body.len() + 1);
+    let sip = format!("I{}!{dict}R1!", dict.len() + 1);
+    let (largest, parsed) = largest_allocation(|| SipSignature::parse(&sip));
+    assert!(parsed.is_err());
+    assert!(largest <= 1 << 20, "the SIP parse reserved {largest} bytes for a dict");
+    let items = "B2!x".repeat(1 << 20);
+    let raw = format!("I{}!{items}R1!", items.len() + 1);
+    let (largest, parsed) = largest_allocation(|| RawSignature::parse(&raw));
+    assert!(parsed.is_err());
+    assert!(largest <= 1 << 20, "the raw parse reserved {largest} bytes");
+    // A list past the cap still reads whole (it grows as it is checked).
+    let many = "S3!t6".repeat(20_000);
+    let sig = RawSignature::parse(format!("I{}!{many}R1!", many.len() + 1)).unwrap();
+    assert_eq!(sig.inputs.len(), 20_000);
 }
 
 fn walk(p: SignatureParser<'_>) -> usize {

@@ -2,6 +2,7 @@
 
 use super::{BufferType, Dim, DimOrder, Dims, INLINE_DIMS, RawType};
 use crate::error::{ParseError, ParseErrorKind};
+use crate::limits::cautious_capacity;
 use crate::mangle::{
     Component, SignatureParser, component_at, input_and_result_spans, is_integer_tag, is_span_tag, short_integer,
     short_span,
@@ -442,7 +443,7 @@ impl<'a> RawTypeReader<'a> {
             return Ok(Vec::new());
         }
         let items = SignatureParser::new(&self.bytes[self.pos..]).count_tags(|_| true);
-        let mut out = Vec::with_capacity(items);
+        let mut out = Vec::with_capacity(cautious_capacity::<RawType>(items));
         let bytes = self.bytes;
         while let Some(&tag) = bytes.get(self.pos) {
             // Each item straight into the list, not through a `RawTypeRef`

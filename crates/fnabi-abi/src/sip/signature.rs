@@ -3,7 +3,7 @@
 use super::text::{PythonForm, reference_text, write_reference_text};
 use super::{Build, SipReader, side_into};
 use crate::error::ParseError;
-use crate::limits::MAX_DEPTH;
+use crate::limits::{MAX_DEPTH, cautious_capacity};
 use crate::mangle::SignatureBuilder;
 use crate::structure::{IndexPath, Key, PathKey, Structure, StructureBuilder, StructureError, StructureErrorKind};
 use std::fmt::{self, Write as _};
@@ -65,10 +65,10 @@ impl<'a> Build<'a> for Collector<'a> {
         *out = Structure::Leaf(raw_index);
     }
     fn open_seq(&mut self, entries: usize) -> Self::Seq {
-        Vec::with_capacity(entries)
+        Vec::with_capacity(cautious_capacity::<(usize, Structure)>(entries))
     }
     fn open_dict(&mut self, entries: usize) -> Self::Dict {
-        Vec::with_capacity(entries)
+        Vec::with_capacity(cautious_capacity::<(Key, Structure)>(entries))
     }
     fn seq_entry<'s>(&mut self, seq: &'s mut Self::Seq, key: usize) -> &'s mut Structure {
         // The entry is pushed as a constant and its key written after: a
