@@ -383,6 +383,17 @@ fn span_slow(bytes: &[u8], pos: usize, base: usize) -> Result<(usize, usize), Pa
     }
 }
 
+/// The span of the item whose tag `tag` is at `bytes[pos]` (`bytes[0]` at
+/// absolute `base`): its content's start and its end, read in place in
+/// its usual form, else by [`span_slow`].
+#[inline(always)]
+fn item_span(bytes: &[u8], pos: usize, base: usize, tag: u8) -> Result<(usize, usize), ParseError> {
+    match if is_span_tag(tag) { short_span(bytes, pos) } else { None } {
+        Some(span) => Ok(span),
+        None => span_slow(bytes, pos, base),
+    }
+}
+
 /// The error of a component where an item is due.
 #[cold]
 fn not_an_item(offset: usize, tag: u8) -> ParseError {
@@ -403,16 +414,12 @@ impl<'a> RawTypeReader<'a> {
         let bytes = self.bytes;
         let pos = self.pos;
         let &tag = bytes.get(pos)?;
-        let span = if is_span_tag(tag) { short_span(bytes, pos) } else { None };
-        let (start, end) = match span {
-            Some(span) => span,
-            None => match span_slow(bytes, pos, self.base) {
-                Ok(span) => span,
-                Err(e) => {
-                    self.pos = bytes.len();
-                    return Some(Err(e));
-                }
-            },
+        let (start, end) = match item_span(bytes, pos, self.base, tag) {
+            Ok(span) => span,
+            Err(e) => {
+                self.pos = bytes.len();
+                return Some(Err(e));
+            }
         };
         let (content, content_offset) = (&bytes[start..end], self.base + start);
         let item = match tag {
@@ -449,12 +456,7 @@ impl<'a> RawTypeReader<'a> {
             // Each item straight into the list, not through a `RawTypeRef`
             // (whose buffer variant makes it large); the same checks and
             // errors as `next_item`, in the same order.
-            let span = if is_span_tag(tag) { short_span(bytes, self.pos) } else { None };
-            let span = match span {
-                Some(span) => Ok(span),
-                None => span_slow(bytes, self.pos, self.base),
-            };
-            let (start, end) = match span {
+            let (start, end) = match item_span(bytes, self.pos, self.base, tag) {
                 Ok(span) => span,
                 Err(e) => {
                     self.pos = bytes.len();
