@@ -262,12 +262,12 @@ fn field_slow(content: &[u8], pos: usize, base: usize) -> Result<(i32, usize), P
 }
 
 /// Checks a buffer's fields in one pass, handing each dim to `dim(index,
-/// dim)`: its element type, layout and rank.
+/// dim, its mangled value)`: its element type, layout and rank.
 #[inline(always)]
 fn buffer_fields(
     content: &[u8],
     content_offset: usize,
-    mut dim: impl FnMut(usize, Dim),
+    mut dim: impl FnMut(usize, Dim, i32),
 ) -> Result<(ScalarType, DimOrder, usize), ParseError> {
     let mut dtype = ScalarType::F32;
     let mut layout = DimOrder::RowMajor;
@@ -281,7 +281,7 @@ fn buffer_fields(
                 let Some(d) = Dim::from_i32(value) else {
                     return Err(ParseError::new(offset, ParseErrorKind::IllegalDim(value)));
                 };
-                dim(rank, d);
+                dim(rank, d, value);
                 rank += 1;
             }
             b't' => dtype = scalar_code(offset, value)?,
@@ -304,8 +304,8 @@ fn buffer_item(content: &[u8], content_offset: usize) -> Result<BufferRef<'_>, P
     // than they were written (a store-forwarding stall per item).
     const _: () = assert!(INLINE_DIMS == 6, "one word per two kept dims below");
     let (mut w0, mut w1, mut w2) = (0u64, 0u64, 0u64);
-    let (dtype, layout, rank) = buffer_fields(content, content_offset, |i, d| {
-        let v = u64::from(d.to_i32() as u32) << (32 * (i % 2));
+    let (dtype, layout, rank) = buffer_fields(content, content_offset, |i, _, value| {
+        let v = u64::from(value as u32) << (32 * (i % 2));
         match i / 2 {
             0 => w0 |= v,
             1 => w1 |= v,
@@ -321,12 +321,12 @@ fn buffer_item(content: &[u8], content_offset: usize) -> Result<BufferRef<'_>, P
 #[inline(always)]
 fn owned_buffer(content: &[u8], content_offset: usize, b: &mut BufferType) -> Result<(), ParseError> {
     let (dtype, layout, rank) = match &mut b.dims {
-        Dims::Inline { dims, .. } => buffer_fields(content, content_offset, |i, d| {
+        Dims::Inline { dims, .. } => buffer_fields(content, content_offset, |i, d, _| {
             if let Some(slot) = dims.get_mut(i) {
                 *slot = d;
             }
         })?,
-        Dims::Heap(_) => buffer_fields(content, content_offset, |_, _| {})?,
+        Dims::Heap(_) => buffer_fields(content, content_offset, |_, _, _| {})?,
     };
     b.dtype = dtype;
     b.layout = layout;
