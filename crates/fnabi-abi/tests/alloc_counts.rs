@@ -63,34 +63,31 @@ fn largest_allocation<T>(f: impl FnOnce() -> T) -> (usize, T) {
     (LARGEST.with(Cell::get), out)
 }
 
+/// A span of `body` under `tag`: its length counts the `!`.
+fn span(tag: char, body: &str) -> String {
+    format!("{tag}{}!{body}", body.len() + 1)
+}
+
 #[test]
 fn a_hostile_list_reserves_little_before_it_fails() {
     // Lists whose items are counted before they are checked: a sequence
-    // entry per two bytes (`k0k0…`, failing at its second key), a raw item
-    // per four (`B2!x…`, failing at its first field). What the parse
-    // reserves ahead stays within 1 MiB (without the cap: 80, 56 and 64 MB
-    // for texts of 4 MB).
-    let body = "k0".repeat(2 << 20);
-    let seq = format!("S{}!{body}", body.len() + 1);
-    let sip = format!("I{}!{seq}R1!", seq.len() + 1);
-    let (largest, parsed) = largest_allocation(|| SipSignature::parse(&sip));
-    assert!(parsed.is_err());
-    assert!(largest <= 1 << 20, "the SIP parse reserved {largest} bytes");
-    // A dict entry per four bytes (`K2!a…`, failing at its first value).
-    let body = "K2!a".repeat(1 << 20);
-    let dict = format!("D{}!{body}", body.len() + 1);
-    let sip = format!("I{}!{dict}R1!", dict.len() + 1);
-    let (largest, parsed) = largest_allocation(|| SipSignature::parse(&sip));
-    assert!(parsed.is_err());
-    assert!(largest <= 1 << 20, "the SIP parse reserved {largest} bytes for a dict");
-    let items = "B2!x".repeat(1 << 20);
-    let raw = format!("I{}!{items}R1!", items.len() + 1);
+    // entry per two bytes (`k0k0…`, failing at its second key), a dict
+    // entry per four (`K2!a…`, failing at its first value), a raw item per
+    // four (`B2!x…`, failing at its first field). What the parse reserves
+    // ahead stays within 1 MiB (without the cap: 80, 56 and 64 MB for texts
+    // of 4 MB).
+    for (tag, entry, repeats) in [('S', "k0", 2 << 20), ('D', "K2!a", 1 << 20)] {
+        let sip = span('I', &span(tag, &entry.repeat(repeats))) + "R1!";
+        let (largest, parsed) = largest_allocation(|| SipSignature::parse(&sip));
+        assert!(parsed.is_err());
+        assert!(largest <= 1 << 20, "the SIP parse reserved {largest} bytes for {tag}");
+    }
+    let raw = span('I', &"B2!x".repeat(1 << 20)) + "R1!";
     let (largest, parsed) = largest_allocation(|| RawSignature::parse(&raw));
     assert!(parsed.is_err());
     assert!(largest <= 1 << 20, "the raw parse reserved {largest} bytes");
     // A list past the cap still reads whole (it grows as it is checked).
-    let many = "S3!t6".repeat(20_000);
-    let sig = RawSignature::parse(format!("I{}!{many}R1!", many.len() + 1)).unwrap();
+    let sig = RawSignature::parse(span('I', &"S3!t6".repeat(20_000)) + "R1!").unwrap();
     assert_eq!(sig.inputs.len(), 20_000);
 }
 
