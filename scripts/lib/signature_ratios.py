@@ -29,8 +29,6 @@ ANCHOR = {
     "sip_parse_floor": "sip_visit",
     "raw_alloc": "raw_read",
 }
-# Derived rows: (name, timed operation, allocations).
-FLOORS = [("sip_parse_floor", "sip_visit", "sip_alloc")]
 
 
 def medians(out, side, rounds):
@@ -56,11 +54,10 @@ def cpu_model(out):
 def main():
     out, rounds = sys.argv[1], int(sys.argv[2])
     cpp, rust = medians(out, "cpp", rounds), medians(out, "rust", rounds)
-    for floor, timed, alloc in FLOORS:
-        for key in [k for k in rust if k.startswith(f"{alloc}/")]:
-            name = key.split("/", 1)[1]
-            if f"{timed}/{name}" in rust:
-                rust[f"{floor}/{name}"] = rust[f"{timed}/{name}"] + rust[key]
+    for key in [k for k in rust if k.startswith("sip_alloc/")]:
+        name = key.split("/", 1)[1]
+        if f"sip_visit/{name}" in rust:
+            rust[f"sip_parse_floor/{name}"] = rust[f"sip_visit/{name}"] + rust[key]
     cpu = cpu_model(out)
     rows = []
     print(f"CPU: {cpu}; median of {rounds} alternated runs")
