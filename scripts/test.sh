@@ -43,7 +43,7 @@ valgrind_test fnabi-core lib array:: memory:: ndarray:: npy::
 # fnabi-mlir's result adoption: callee blocks taken, shared, freed once (<1 s).
 valgrind_test fnabi-mlir lib memref::
 # The calls into compiled MLIR code (callee-allocated results must be freed once).
-for t in mlir_call mlir_function mlir_host mlir_tensor mlir_dialects mlir_entry; do
+for t in mlir_call mlir_function mlir_host mlir_tensor mlir_dialects mlir_dialect_prints mlir_entry; do
   valgrind_test fnabi "$t"
 done
 # The IREE runtime's calls too. IREE's async proactor blocks in
