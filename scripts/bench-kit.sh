@@ -43,6 +43,14 @@ for size in ("1024", "4096"):
     if m and t:
         ratios = [a / b for a, b in zip(m, t)]
         print(f"transpose/{size} / memcpy/{size}: " + ", ".join(f"{r:.0%}" for r in ratios) + " (per run)")
+try:
+    paired = open(f"{out}/paired.txt").read().splitlines()
+except FileNotFoundError:
+    paired = []
+if paired:
+    print("in alternated rounds (median [min, max], one line per run):")
+    for line in paired:
+        print(line)
 PY
   exit 0
 fi
@@ -82,6 +90,7 @@ done
 export CRITERION_HOME=$out/criterion
 for i in $(seq "$rounds"); do
   "${pin[@]}" ./layout --bench '^(memcpy|transpose)/(1024|4096)$' --warm-up-time 1 --measurement-time 3 2>&1 \
+    | tee >(grep -E "% of memcpy/" >> "$out/paired.txt") \
     | grep -E -B1 "^ *time:|^[a-z].* time:" | grep -v "^--" >> "$out/layout.txt"
 done
 "${pin[@]}" ./text --bench '^(format|parse|memcpy)/(f32_1M|text_f32_1M)$' --warm-up-time 1 --measurement-time 3 2>&1 \

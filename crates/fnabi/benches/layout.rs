@@ -27,7 +27,10 @@
 //!
 //! All copies go into a caller-provided, already faulted-in destination
 //! (what the per-call arena provides). After criterion's own report the
-//! bench prints each figure as a percentage of its memcpy.
+//! bench prints each figure as a percentage of its memcpy, then measures
+//! the two transposes of issue 19's goal (`transpose/1024`,
+//! `transpose/4096`) again in alternated rounds against their memcpy (see
+//! `paired`).
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use fnabi::{Array, DType, layout};
@@ -173,6 +176,47 @@ fn summary() {
     }
 }
 
+/// Transpose over memcpy of the same output, measured in alternated rounds:
+/// each round times a few memcpys and then as many transposes, back to back.
+/// This VM's memory speed drifts by a fifth between minutes (`memcpy/4096`
+/// 2.8–4.9 ms within one session), and criterion measures one benchmark
+/// seconds after the other, so a ratio of its two means moves with the
+/// drift; a round's two timings share it. Prints the median of 31 rounds'
+/// ratios (memcpy time / transpose time) and their range.
+fn paired() {
+    println!("\ntranspose / memcpy in alternated rounds (median of 31 [min, max]):");
+    for (n, k) in [(1024usize, 64), (4096, 4)] {
+        let src = filled(&[n, n]);
+        let transposed = src.permuted(&[1, 0]).unwrap();
+        let mut dst = target(&[n, n]);
+        let bytes = src.nbytes();
+        let timed = |f: &mut dyn FnMut()| {
+            let t = std::time::Instant::now();
+            for _ in 0..k {
+                f();
+            }
+            t.elapsed().as_secs_f64()
+        };
+        let mut ratios = Vec::with_capacity(31);
+        for _ in 0..32 {
+            let d = dst.as_mut_ptr().unwrap();
+            // SAFETY: two distinct buffers of `bytes` bytes.
+            let m = timed(&mut || unsafe { std::ptr::copy_nonoverlapping(black_box(src.as_ptr()), d, bytes) });
+            let t = timed(&mut || layout::copy(black_box(&transposed), &mut dst).unwrap());
+            ratios.push(m / t);
+        }
+        ratios.remove(0); // the first round warms both up
+        ratios.sort_by(f64::total_cmp);
+        let pct = |x: f64| 100.0 * x;
+        println!(
+            "  transpose/{n:<5} {:5.1}% of memcpy/{n} [{:.1}, {:.1}]",
+            pct(ratios[15]),
+            pct(ratios[0]),
+            pct(ratios[30])
+        );
+    }
+}
+
 fn main() {
     let mut c = Criterion::default().configure_from_args();
     benches(&mut c);
@@ -180,5 +224,6 @@ fn main() {
     // `cargo test --all-targets` runs benches once as tests: no summary then.
     if std::env::args().any(|a| a == "--bench") {
         summary();
+        paired();
     }
 }
