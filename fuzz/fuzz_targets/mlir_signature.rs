@@ -1,9 +1,12 @@
 //! The `func.func` header reader: never panics or hangs; errors carry a
 //! line and column inside the text; function types print and parse back.
 //! Also the lenient scan that compiles read (`vector<…>` functions with
-//! their wrapper inserted after the body, at a char boundary of the text).
+//! their wrapper inserted after the body, at a char boundary of the text),
+//! and the ABI text `fnabi compile` embeds from it: it reads back to as
+//! many functions, and writing those again gives the same text.
 #![no_main]
-use fnabi::mlir::{FunctionType, HeaderError, parse_functions, scan_functions};
+use fnabi::mlir::abi_embed::abi_text;
+use fnabi::mlir::{FunctionType, HeaderError, Visibility, parse_functions, scan_functions};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -37,5 +40,10 @@ fuzz_target!(|data: &[u8]| {
         }
         let edited = scanned.edited_source(text, &wrappers);
         assert_eq!(edited.lines().count(), text.lines().count());
+        let abi = abi_text(&scanned.decls);
+        let back = scan_functions(&abi).unwrap_or_else(|e| panic!("{abi}: {e}"));
+        let exported = scanned.decls.iter().filter(|d| d.has_body && d.visibility == Visibility::Public).count();
+        assert_eq!(back.decls.len(), exported, "{abi}");
+        assert_eq!(abi_text(&back.decls), abi);
     }
 });

@@ -53,6 +53,22 @@ fn mlir_string(s: &str) -> String {
     out
 }
 
+/// `@name` as MLIR text: bare when `name` is an MLIR bare identifier
+/// (`(letter|_)(letter|digit|[_$.])*`), else quoted and escaped
+/// (`@"add-one"`), as MLIR prints symbols.
+///
+/// ```
+/// use fnabi_mlir::abi_embed::symbol_ref;
+/// assert_eq!(symbol_ref("main"), "@main");
+/// assert_eq!(symbol_ref("add-one"), "@\"add-one\"");
+/// assert_eq!(symbol_ref("3d"), "@\"3d\"");
+/// ```
+pub fn symbol_ref(name: &str) -> String {
+    let bare = name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.'));
+    if bare { format!("@{name}") } else { format!("@{}", mlir_string(name)) }
+}
+
 /// The ABI text of the public functions with a body among `decls`.
 pub fn abi_text(decls: &[FuncDecl]) -> String {
     let mut out = format!("{ABI_HEADER}\n");
@@ -85,8 +101,8 @@ pub fn abi_text(decls: &[FuncDecl]) -> String {
         }
         let attrs = if attrs.is_empty() { String::new() } else { format!(" attributes {{{}}}", attrs.join(", ")) };
         out.push_str(&format!(
-            "func.func @{}({}) -> ({}){attrs} {{\n}}\n",
-            d.name,
+            "func.func {}({}) -> ({}){attrs} {{\n}}\n",
+            symbol_ref(&d.name),
             args.join(", "),
             results.join(", ")
         ));

@@ -20,10 +20,11 @@
 //! let src = "func.func @neg(%v: vector<4xi1>) -> vector<4xi1> {\n  %t = arith.constant dense<true> : vector<4xi1>\n  %r = arith.xori %v, %t : vector<4xi1>\n  return %r : vector<4xi1>\n}";
 //! let f = &scan_functions(src).unwrap().decls[0];
 //! let w = fnabi_mlir::vector_entry::wrapper(f).unwrap();
-//! assert!(w.starts_with(r#" func.func @"_fnabi_vector_neg"(%a0: memref<4xi8>) -> (memref<4xi8>) {"#), "{w}");
+//! assert!(w.starts_with(" func.func @_fnabi_vector_neg(%a0: memref<4xi8>) -> (memref<4xi8>) {"), "{w}");
 //! assert!(!w.contains('\n'));
 //! ```
 
+use crate::abi_embed::symbol_ref;
 use fnabi_abi::mlir::signature::FuncDecl;
 
 /// The wrapper's symbol for function `name`.
@@ -33,22 +34,6 @@ use fnabi_abi::mlir::signature::FuncDecl;
 /// ```
 pub fn wrapper_name(name: &str) -> String {
     format!("_fnabi_vector_{name}")
-}
-
-/// `@"name"`, MLIR's quoted symbol form (any name, escaped).
-fn symbol(name: &str) -> String {
-    let mut s = String::from("@\"");
-    for c in name.chars() {
-        match c {
-            '"' | '\\' => {
-                s.push('\\');
-                s.push(c);
-            }
-            c => s.push(c),
-        }
-    }
-    s.push('"');
-    s
 }
 
 /// A vector type's shape and element: `vector<2x3xf32>` → `(["2", "3"], "f32")`.
@@ -137,7 +122,7 @@ pub fn wrapper(f: &FuncDecl) -> Option<String> {
     let n = e.result_types.len();
     let call = format!(
         "func.call {}({}) : ({}) -> ({})",
-        symbol(&f.name),
+        symbol_ref(&f.name),
         call_args.join(", "),
         e.input_types.join(", "),
         e.result_types.join(", ")
@@ -181,7 +166,7 @@ pub fn wrapper(f: &FuncDecl) -> Option<String> {
     });
     Some(format!(
         " func.func {}({}) -> ({}) {{ {} }}",
-        symbol(&wrapper_name(&f.name)),
+        symbol_ref(&wrapper_name(&f.name)),
         params.join(", "),
         return_types.join(", "),
         body.join(" ")
