@@ -4,6 +4,7 @@
 //! export and the functions they need from elsewhere).
 
 use crate::CliError;
+use fnabi::mlir::abi_embed::symbol_ref;
 use fnabi::mlir::{AttrValue, FuncDecl, InputLevel, LlvmFunctions, Visibility, scan_functions};
 use fnabi::sip::reference_text;
 use serde_json::{Value as Json, json};
@@ -83,7 +84,7 @@ pub fn mlir_text(path: &Path, decls: &[FuncDecl]) -> String {
         decls.len() - defined
     );
     for d in decls {
-        let _ = writeln!(s, "  {} @{}{}  (line {})", kind_word(d), d.name, d.ty, d.line);
+        let _ = writeln!(s, "  {} {}{}  (line {})", kind_word(d), symbol_ref(&d.name), d.ty, d.line);
         if let Some(e) = &d.vector_entry {
             let _ = writeln!(
                 s,

@@ -80,6 +80,30 @@ fn compiled_libraries_keep_their_vector_functions() {
 }
 
 #[test]
+fn compiled_libraries_keep_names_that_need_quotes() {
+    // Before, the embedded ABI had `@add-one(` and the library `fnabi
+    // compile` wrote could be neither run nor inspected.
+    let d = tmpdir("compile-quoted");
+    let src = d.join("quoted.mlir");
+    let text = "func.func @\"add-one\"(%a: f32) -> f32 {\n  %c = arith.constant 1.0 : f32\n  %r = arith.addf %a, %c : f32\n  \
+                return %r : f32\n}\n";
+    std::fs::write(&src, text).unwrap();
+    let lib = d.join("quoted.so");
+    let (src_s, lib_s) = (src.to_str().unwrap().to_owned(), lib.to_str().unwrap().to_owned());
+    for module in [&src_s, &lib_s] {
+        if module == &lib_s {
+            let (ok, _, err) = fnabi(&["compile", &src_s, "-o", &lib_s]);
+            assert!(ok, "{err}");
+        }
+        // 2.5 + 1.
+        let (ok, out, err) = fnabi(&["run", module, "-f", "add-one", "-i", "2.5"]);
+        assert!(ok && out == "3.5\n", "{module}: {out} {err}");
+        let (ok, out, err) = fnabi(&["inspect", module]);
+        assert!(ok && out.contains("  public @\"add-one\"(f32) -> (f32)"), "{module}: {out} {err}");
+    }
+}
+
+#[test]
 fn custom_pipelines_run_and_print() {
     let src = repo(STRUCTURED);
     let pipeline = "builtin.module(func.func(convert-linalg-to-loops))";

@@ -33,14 +33,15 @@ const ABI_HEADER: &str = "// fnabi ABI v1";
 /// The ABI attribute keys that are embedded.
 const KEYS: [&str; 7] = ["abi", "abiv", "fv", "f", "fbr", "sipv", "sip"];
 
-/// Writes `s` as an MLIR string literal.
+/// Writes `s` as an MLIR string literal: `"` and `\` escaped, control
+/// characters as `\XX` bytes, the rest (UTF-8 included) as it is.
 fn mlir_string(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
-            c if c.is_ascii_graphic() || c == ' ' => out.push(c),
+            c if !c.is_control() => out.push(c),
             c => {
                 let mut buf = [0u8; 4];
                 for b in c.encode_utf8(&mut buf).bytes() {
@@ -62,6 +63,7 @@ fn mlir_string(s: &str) -> String {
 /// assert_eq!(symbol_ref("main"), "@main");
 /// assert_eq!(symbol_ref("add-one"), "@\"add-one\"");
 /// assert_eq!(symbol_ref("3d"), "@\"3d\"");
+/// assert_eq!(symbol_ref("a\"b\nc ü"), r#"@"a\"b\0Ac ü""#);
 /// ```
 pub fn symbol_ref(name: &str) -> String {
     let bare = name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')

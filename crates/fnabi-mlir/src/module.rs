@@ -26,6 +26,7 @@
 //!   none → `None`, one → the value, several → a tuple.
 
 use super::{MlirError, signature::Visibility};
+use crate::abi_embed::symbol_ref;
 use crate::args::Arg;
 use crate::call::{MlirFunction, MlirLibrary, PreparedMlirCall, Returned};
 use crate::compile::CompileOptions;
@@ -524,8 +525,8 @@ impl Backend for MlirBackend {
 
     fn describe(&self) -> String {
         match &self.sip {
-            Some(sip) => format!("@{}{sip}  [{}]", self.func.name(), self.func.ty()),
-            None => format!("@{}{}", self.func.name(), self.func.ty()),
+            Some(sip) => format!("{}{sip}  [{}]", symbol_ref(self.func.name()), self.func.ty()),
+            None => format!("{}{}", symbol_ref(self.func.name()), self.func.ty()),
         }
     }
 

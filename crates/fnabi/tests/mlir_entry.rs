@@ -132,7 +132,7 @@ fn a_library_with_its_abi_embedded_needs_no_signature() {
 }
 
 /// Names that are no MLIR bare identifier (`@"add-one"`, a space, an
-/// escaped quote) are written quoted into the embedded ABI and read back
+/// escaped quote, non-ASCII letters) are written quoted into the embedded ABI and read back
 /// as they were: before, the ABI text had `@add-one(` and a library
 /// `fnabi compile` wrote could not be loaded or inspected (found by the
 /// `mlir_signature` fuzz target's ABI round trip). The vector function is
@@ -149,6 +149,10 @@ func.func @"sum vec"(%v: vector<3xi32>) -> i32 {
   %r = vector.reduction <add>, %v : vector<3xi32> into i32
   return %r : i32
 }
+func.func @"dé jà"(%a: i32) -> i32 {
+  %r = arith.muli %a, %a : i32
+  return %r : i32
+}
 func.func @"first\"x"(%m: memref<?xf32>) -> f32 {
   %c0 = arith.constant 0 : index
   %r = memref.load %m[%c0] : memref<?xf32>
@@ -159,7 +163,11 @@ func.func @"first\"x"(%m: memref<?xf32>) -> f32 {
     // SAFETY: the functions only read their arguments.
     let lib = unsafe { MlirLibrary::compile_with_options(source, &HostFunctions::new(), &options) }.unwrap();
     let text = fnabi::mlir::abi_embed::read_abi_text(&std::fs::read(lib.path()).unwrap()).unwrap().unwrap();
-    for header in [r#"func.func @"add-one"(%a0: f32)"#, r#"func.func @"sum vec"(%a0: vector<3xi32>)"#] {
+    for header in [
+        r#"func.func @"add-one"(%a0: f32)"#,
+        r#"func.func @"sum vec"(%a0: vector<3xi32>)"#,
+        r#"func.func @"dé jà"(%a0: i32)"#,
+    ] {
         assert!(text.contains(header), "{text}");
     }
     assert!(text.contains(r#"func.func @"first\"x"(%a0: memref<?xf32>)"#), "{text}");
@@ -171,5 +179,6 @@ func.func @"first\"x"(%m: memref<?xf32>) -> f32 {
     assert_eq!(m.function("add-one").unwrap().call([Value::Float(2.5)]).unwrap(), Value::Float(3.5));
     let v = Value::from(fnabi::Array::from_vec(&[3], vec![1i32, 2, 39]).unwrap());
     assert_eq!(m.function("sum vec").unwrap().call([v]).unwrap(), Value::Int(42));
+    assert_eq!(m.function("dé jà").unwrap().call([Value::Int(-7)]).unwrap(), Value::Int(49));
     assert_eq!(m.function("first\"x").unwrap().call([floats(&[-1.5, 2.0])]).unwrap(), Value::Float(-1.5));
 }
