@@ -448,13 +448,57 @@ fn closing(s: &str, open: usize) -> Option<usize> {
     None
 }
 
+/// A quoted symbol name after its opening `"`, and the length of the text
+/// it took up to and including the closing `"`: `\XX` hex bytes and `\\`
+/// (LLVM IR and MLIR), `\"`, `\n` and `\t` (MLIR). `None` when the quote is
+/// not closed or the bytes are no UTF-8.
+fn quoted_name(s: &str) -> Option<(String, usize)> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => return Some((String::from_utf8(out).ok()?, i + 1)),
+            b'\\' => {
+                let hex = |c: u8| (c as char).to_digit(16);
+                match (b.get(i + 1).copied(), b.get(i + 2).and_then(|&c| hex(c))) {
+                    (Some(h), Some(l)) if hex(h).is_some() => {
+                        out.push((hex(h)? * 16 + l) as u8);
+                        i += 3;
+                        continue;
+                    }
+                    (Some(c @ (b'\\' | b'"')), _) => out.push(c),
+                    (Some(b'n'), _) => out.push(b'\n'),
+                    (Some(b't'), _) => out.push(b'\t'),
+                    _ => return None,
+                }
+                i += 2;
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    None
+}
+
 /// Reads one header after `llvm.func ` / `define ` / `declare `.
 fn scan_header(rest: &str, line: usize, dialect: Dialect) -> Option<LlvmFunction> {
     let at = rest.find('@')?;
     let before = &rest[..at];
     let after = &rest[at + 1..];
-    let name_end = after.find('(')?;
-    let name = after[..name_end].trim_matches('"').to_owned();
+    let (name, name_end) = match after.strip_prefix('"') {
+        Some(quoted) => {
+            let (name, len) = quoted_name(quoted)?;
+            let paren = 1 + len + after[1 + len..].find('(')?;
+            after[1 + len..paren].trim().is_empty().then_some((name, paren))?
+        }
+        None => {
+            let end = after.find('(')?;
+            (after[..end].to_owned(), end)
+        }
+    };
     let open = at + 1 + name_end;
     let close = closing(rest, open)?;
     let params_text = &rest[open + 1..close];
@@ -614,5 +658,22 @@ mod tests {
         assert_eq!(f.entry("scale").unwrap().ty, "(f32, i32) -> f32".parse().unwrap());
         assert_eq!(f.entry("main").unwrap().ty, "() -> i32".parse().unwrap());
         assert!(f.entry_with_type("f", "(memref<?xf32>) -> memref<?xf32>".parse().unwrap()).is_ok());
+    }
+
+    #[test]
+    fn quoted_names_are_read_with_their_escapes() {
+        // LLVM IR writes a non-identifier byte as `\XX` (`"` too); the LLVM
+        // dialect as MLIR strings do. Parentheses inside the quotes are the
+        // name's.
+        let ir = "define float @\"add-one\"(float %a) {\n}\n\
+                  define float @\"h\\C3\\A9 (x)\\22\\\\\"(float %a) {\n}\n";
+        let f = LlvmFunctions::scan(ir);
+        assert_eq!(f.callable(), ["add-one", "hé (x)\"\\"]);
+        assert_eq!(f.entry("hé (x)\"\\").unwrap().ty, "(f32) -> f32".parse().unwrap());
+        let dialect = "llvm.func @\"a\\\"b\\n\"(%arg0: f64) -> f64 {\n}\n";
+        assert_eq!(LlvmFunctions::scan(dialect).callable(), ["a\"b\n"]);
+        // Not closed, or an unknown escape: no function.
+        assert!(LlvmFunctions::scan("define float @\"open(float %a) {\n}\n").functions.is_empty());
+        assert!(LlvmFunctions::scan("define float @\"a\\q\"(float %a) {\n}\n").functions.is_empty());
     }
 }
