@@ -4,7 +4,7 @@
 //! export and the functions they need from elsewhere).
 
 use crate::CliError;
-use fnabi::mlir::abi_embed::symbol_ref;
+use fnabi::mlir::symbol::symbol_ref;
 use fnabi::mlir::{AttrValue, FuncDecl, InputLevel, LlvmFunctions, Visibility, scan_functions};
 use fnabi::sip::reference_text;
 use serde_json::{Value as Json, json};

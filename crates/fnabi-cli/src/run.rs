@@ -35,7 +35,8 @@ pub struct RunArgs {
     #[arg(long = "module", value_name = "FILE", conflicts_with = "module", allow_hyphen_values = true)]
     module_flag: Option<PathBuf>,
     /// The function to call (optional when the module has exactly one; of
-    /// a pair `F` and `F$async`, `F`).
+    /// a pair `F` and `F$async`, `F`): its name, or its symbol as `fnabi
+    /// inspect` lists it (`@F`, `@"add-one"`).
     #[arg(long, short = 'f')]
     function: Option<String>,
     /// A positional argument: IREE text form (`2x3xf32=1 2 3 4 5 6`,
@@ -254,7 +255,7 @@ fn load_function(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliE
         eprintln!("fnabi: {label} externals: {externals}");
     }
     let name = match &args.function {
-        Some(f) => f.clone(),
+        Some(f) => named_function(f)?,
         None => {
             let names = module.function_names()?;
             match names.as_slice() {
@@ -367,11 +368,21 @@ fn load_mlir_on_iree(_args: &RunArgs, _source: &ModuleSource) -> Result<Function
     Err(CliError("--backend iree: this fnabi was built without the `iree` feature".into()))
 }
 
+/// The name `--function` gives: as written, or as MLIR writes the symbol
+/// (`@f`, `@"add-one"`: what `fnabi inspect` lists).
+fn named_function(arg: &str) -> Result<String, CliError> {
+    fnabi::mlir::symbol::function_name(arg).ok_or_else(|| {
+        CliError(format!(
+            "--function {arg}: a quoted name is `@\"NAME\"`, with MLIR's escapes (`\\\"`, `\\\\`, `\\XX`)"
+        ))
+    })
+}
+
 /// The function `--function` names of an IREE module, else its one export.
 #[cfg(feature = "iree")]
 fn iree_function(args: &RunArgs, module: &fnabi_iree::IreeModule, label: &str) -> Result<Function, CliError> {
     let name = match &args.function {
-        Some(f) => f.clone(),
+        Some(f) => named_function(f)?,
         None => {
             let names = crate::run_iree::export_names(module);
             match default_export(&names) {

@@ -95,9 +95,13 @@ fn compiled_libraries_keep_names_that_need_quotes() {
             let (ok, _, err) = fnabi(&["compile", &src_s, "-o", &lib_s]);
             assert!(ok, "{err}");
         }
-        // 2.5 + 1.
-        let (ok, out, err) = fnabi(&["run", module, "-f", "add-one", "-i", "2.5"]);
-        assert!(ok && out == "3.5\n", "{module}: {out} {err}");
+        // 2.5 + 1; the function by its name or its symbol as inspect lists it.
+        for f in ["add-one", "@\"add-one\"", "@add-one"] {
+            let (ok, out, err) = fnabi(&["run", module, "-f", f, "-i", "2.5"]);
+            assert!(ok && out == "3.5\n", "{module} {f}: {out} {err}");
+        }
+        let (ok, _, err) = fnabi(&["run", module, "-f", "@\"add-one", "-i", "2.5"]);
+        assert!(!ok && err.contains("a quoted name is"), "{err}");
         let (ok, out, err) = fnabi(&["inspect", module]);
         assert!(ok && out.contains("  public @\"add-one\"(f32) -> (f32)"), "{module}: {out} {err}");
     }

@@ -405,6 +405,11 @@ fn backends_and_module_kinds_must_fit() {
         fnabi_env(&["run", vmfb.to_str().unwrap(), "--backend", "iree", "-f", "add_i32", "-i", "2", "-i", "40"], &[]);
     assert!(ok, "{err}");
     assert_eq!(out, "42\n");
+    // The function as its symbol, as MLIR and `fnabi inspect` write it.
+    for f in ["@add_i32", "@\"add_i32\""] {
+        let (ok, out, err) = fnabi_env(&["run", vmfb.to_str().unwrap(), "-f", f, "-i", "2", "-i", "40"], &[]);
+        assert!(ok && out == "42\n", "{f}: {out} {err}");
+    }
     let so = dir.join("lib.so");
     std::fs::write(&so, b"\x7fELF").unwrap();
     let (ok, _, err) = fnabi_env(&["run", so.to_str().unwrap(), "--backend", "iree"], &[]);

@@ -21,6 +21,7 @@
 //! none of the library's code.
 
 use crate::elf::ElfFile;
+use crate::symbol::{mlir_string, symbol_ref};
 use fnabi_abi::mlir::signature::{AttrValue, FuncDecl, Visibility};
 use fnabi_core::error::Error;
 
@@ -32,44 +33,6 @@ pub const ABI_SYMBOL: &str = "fnabi_abi_v1";
 const ABI_HEADER: &str = "// fnabi ABI v1";
 /// The ABI attribute keys that are embedded.
 const KEYS: [&str; 7] = ["abi", "abiv", "fv", "f", "fbr", "sipv", "sip"];
-
-/// Writes `s` as an MLIR string literal: `"` and `\` escaped, control
-/// characters as `\XX` bytes, the rest (UTF-8 included) as it is.
-fn mlir_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if !c.is_control() => out.push(c),
-            c => {
-                let mut buf = [0u8; 4];
-                for b in c.encode_utf8(&mut buf).bytes() {
-                    out.push_str(&format!("\\{b:02X}"));
-                }
-            }
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// `@name` as MLIR text: bare when `name` is an MLIR bare identifier
-/// (`(letter|_)(letter|digit|[_$.])*`), else quoted and escaped
-/// (`@"add-one"`), as MLIR prints symbols.
-///
-/// ```
-/// use fnabi_mlir::abi_embed::symbol_ref;
-/// assert_eq!(symbol_ref("main"), "@main");
-/// assert_eq!(symbol_ref("add-one"), "@\"add-one\"");
-/// assert_eq!(symbol_ref("3d"), "@\"3d\"");
-/// assert_eq!(symbol_ref("a\"b\nc ü"), r#"@"a\"b\0Ac ü""#);
-/// ```
-pub fn symbol_ref(name: &str) -> String {
-    let bare = name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.'));
-    if bare { format!("@{name}") } else { format!("@{}", mlir_string(name)) }
-}
 
 /// The ABI text of the public functions with a body among `decls`.
 pub fn abi_text(decls: &[FuncDecl]) -> String {

@@ -41,6 +41,7 @@ pub mod memref;
 pub mod module;
 mod program;
 pub mod runtime_utils;
+pub mod symbol;
 pub mod tiling;
 pub mod tool;
 mod trampoline;

@@ -13,6 +13,7 @@
 //! header itself and called by its own symbol when it has no
 //! `_mlir_ciface_` wrapper (for scalars the two conventions are the same).
 
+use crate::symbol::quoted_name;
 use fnabi_abi::mlir::types::{ElementType, FunctionType, MlirType};
 use std::fmt;
 
@@ -443,41 +444,6 @@ fn closing(s: &str, open: usize) -> Option<usize> {
                 }
             }
             _ => {}
-        }
-    }
-    None
-}
-
-/// A quoted symbol name after its opening `"`, and the length of the text
-/// it took up to and including the closing `"`: `\XX` hex bytes and `\\`
-/// (LLVM IR and MLIR), `\"`, `\n` and `\t` (MLIR). `None` when the quote is
-/// not closed or the bytes are no UTF-8.
-fn quoted_name(s: &str) -> Option<(String, usize)> {
-    let b = s.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'"' => return Some((String::from_utf8(out).ok()?, i + 1)),
-            b'\\' => {
-                let hex = |c: u8| (c as char).to_digit(16);
-                match (b.get(i + 1).copied(), b.get(i + 2).and_then(|&c| hex(c))) {
-                    (Some(h), Some(l)) if hex(h).is_some() => {
-                        out.push((hex(h)? * 16 + l) as u8);
-                        i += 3;
-                        continue;
-                    }
-                    (Some(c @ (b'\\' | b'"')), _) => out.push(c),
-                    (Some(b'n'), _) => out.push(b'\n'),
-                    (Some(b't'), _) => out.push(b'\t'),
-                    _ => return None,
-                }
-                i += 2;
-            }
-            c => {
-                out.push(c);
-                i += 1;
-            }
         }
     }
     None

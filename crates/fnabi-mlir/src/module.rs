@@ -26,11 +26,11 @@
 //!   none → `None`, one → the value, several → a tuple.
 
 use super::{MlirError, signature::Visibility};
-use crate::abi_embed::symbol_ref;
 use crate::args::Arg;
 use crate::call::{MlirFunction, MlirLibrary, PreparedMlirCall, Returned};
 use crate::compile::CompileOptions;
 use crate::llvm_level::{InputLevel, LlvmFunctions};
+use crate::symbol::symbol_ref;
 use fnabi_abi::attrs::AbiAttributes;
 use fnabi_abi::mlir::types::{FunctionType, MlirType};
 use fnabi_abi::raw::{BufferType, Dim, RawSignature, RawType};

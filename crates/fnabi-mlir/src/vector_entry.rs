@@ -24,7 +24,7 @@
 //! assert!(!w.contains('\n'));
 //! ```
 
-use crate::abi_embed::symbol_ref;
+use crate::symbol::symbol_ref;
 use fnabi_abi::mlir::signature::FuncDecl;
 
 /// The wrapper's symbol for function `name`.

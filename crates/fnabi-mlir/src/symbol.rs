@@ -1,0 +1,99 @@
+//! MLIR symbol names as text: written as MLIR prints them (`@f`, `@"add-one"`) and read back, escapes included.
+
+/// Writes `s` as an MLIR string literal: `"` and `\` escaped, control
+/// characters as `\XX` bytes, the rest (UTF-8 included) as it is.
+pub(crate) fn mlir_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if !c.is_control() => out.push(c),
+            c => {
+                let mut buf = [0u8; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    out.push_str(&format!("\\{b:02X}"));
+                }
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `@name` as MLIR text: bare when `name` is an MLIR bare identifier
+/// (`(letter|_)(letter|digit|[_$.])*`), else quoted and escaped
+/// (`@"add-one"`), as MLIR prints symbols.
+///
+/// ```
+/// use fnabi_mlir::symbol::symbol_ref;
+/// assert_eq!(symbol_ref("main"), "@main");
+/// assert_eq!(symbol_ref("add-one"), "@\"add-one\"");
+/// assert_eq!(symbol_ref("3d"), "@\"3d\"");
+/// assert_eq!(symbol_ref("a\"b\nc ü"), r#"@"a\"b\0Ac ü""#);
+/// ```
+pub fn symbol_ref(name: &str) -> String {
+    let bare = name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.'));
+    if bare { format!("@{name}") } else { format!("@{}", mlir_string(name)) }
+}
+
+/// The name a function is given by on a command line: `NAME` as it is,
+/// or as [`symbol_ref`] writes it (`@NAME`, `@"NAME"` with escapes), so a
+/// name copied from `fnabi inspect` or MLIR text works. `None` for an
+/// unterminated or badly escaped quoted form.
+///
+/// ```
+/// use fnabi_mlir::symbol::{function_name, symbol_ref};
+/// assert_eq!(function_name("main").as_deref(), Some("main"));
+/// assert_eq!(function_name("@main").as_deref(), Some("main"));
+/// assert_eq!(function_name(r#"@"add-one""#).as_deref(), Some("add-one"));
+/// let odd = "a\"b\nc ü";
+/// assert_eq!(function_name(&symbol_ref(odd)).as_deref(), Some(odd));
+/// assert_eq!(function_name(r#"@"open"#), None);
+/// ```
+pub fn function_name(arg: &str) -> Option<String> {
+    let Some(symbol) = arg.strip_prefix('@') else { return Some(arg.to_owned()) };
+    match symbol.strip_prefix('"') {
+        Some(quoted) => match quoted_name(quoted) {
+            Some((name, len)) if len == quoted.len() => Some(name),
+            _ => None,
+        },
+        None => Some(symbol.to_owned()),
+    }
+}
+
+/// A quoted symbol name after its opening `"`, and the length of the text
+/// it took up to and including the closing `"`: `\XX` hex bytes and `\\`
+/// (LLVM IR and MLIR), `\"`, `\n` and `\t` (MLIR). `None` when the quote is
+/// not closed, an escape is unknown or the bytes are no UTF-8.
+pub(crate) fn quoted_name(s: &str) -> Option<(String, usize)> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => return Some((String::from_utf8(out).ok()?, i + 1)),
+            b'\\' => {
+                let hex = |c: u8| (c as char).to_digit(16);
+                match (b.get(i + 1).copied(), b.get(i + 2).and_then(|&c| hex(c))) {
+                    (Some(h), Some(l)) if hex(h).is_some() => {
+                        out.push((hex(h)? * 16 + l) as u8);
+                        i += 3;
+                        continue;
+                    }
+                    (Some(c @ (b'\\' | b'"')), _) => out.push(c),
+                    (Some(b'n'), _) => out.push(b'\n'),
+                    (Some(b't'), _) => out.push(b'\t'),
+                    _ => return None,
+                }
+                i += 2;
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    None
+}
