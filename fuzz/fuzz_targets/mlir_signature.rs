@@ -3,9 +3,11 @@
 //! Also the lenient scan that compiles read (`vector<…>` functions with
 //! their wrapper inserted after the body, at a char boundary of the text),
 //! and the ABI text `fnabi compile` embeds from it: it reads back to as
-//! many functions, and writing those again gives the same text.
+//! many functions, and writing those again gives the same text; each name
+//! written as a symbol reads back as `--function` reads it.
 #![no_main]
 use fnabi::mlir::abi_embed::abi_text;
+use fnabi::mlir::symbol::{function_name, symbol_ref};
 use fnabi::mlir::{FunctionType, HeaderError, Visibility, parse_functions, scan_functions};
 use libfuzzer_sys::fuzz_target;
 
@@ -40,6 +42,9 @@ fuzz_target!(|data: &[u8]| {
         }
         let edited = scanned.edited_source(text, &wrappers);
         assert_eq!(edited.lines().count(), text.lines().count());
+        for f in &scanned.decls {
+            assert_eq!(function_name(&symbol_ref(&f.name)).as_deref(), Some(f.name.as_str()));
+        }
         let abi = abi_text(&scanned.decls);
         let back = scan_functions(&abi).unwrap_or_else(|e| panic!("{abi}: {e}"));
         let exported = scanned.decls.iter().filter(|d| d.has_body && d.visibility == Visibility::Public).count();
