@@ -33,7 +33,9 @@ if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
 py="$(realpath "$venv")/bin/python"
-"$py" -m pip install --quiet --disable-pip-version-check 'maturin>=1.7,<2' numpy pytest ml_dtypes
+# mypy is pinned: each release adds stubtest checks, and CI must not fail
+# on a new one unannounced.
+"$py" -m pip install --quiet --disable-pip-version-check 'maturin>=1.7,<2' numpy pytest ml_dtypes 'mypy==2.4.1'
 
 # The wheel exactly as `pip install ./crates/fnabi-py` would build it (abi3,
 # with the Python sources and the typing stub), in the dev profile: the
@@ -47,4 +49,8 @@ rm -rf "$wheels"
 # `import fnabi` is the installed wheel: crates/fnabi-py/python is not on sys.path.
 export FNABI_PY_IREE="$iree"
 cd crates/fnabi-py/tests
+# The typing stub against the module it describes: names, signatures,
+# finality (a stub that drifts from the code fails here).
+MYPY_CACHE_DIR="$(realpath ../../../target)/mypy-cache" \
+  "$py" -m mypy.stubtest fnabi --allowlist ../stubtest-allowlist.txt
 exec "$py" -m pytest -p no:cacheprovider -q "$@"

@@ -7,7 +7,7 @@ Every error fnabi raises is a `fnabi.Error` or one of its subclasses.
 from __future__ import annotations
 
 import os
-from typing import Any, List, Mapping, Optional, Union
+from typing import Any, List, Mapping, Optional, Union, final
 
 from ._errors import (
     CallError as CallError,
@@ -81,6 +81,7 @@ def mangle(signature: str) -> str:
 def has_iree() -> bool:
     """Whether this build can load IREE modules (``.vmfb``)."""
 
+@final
 class Module:
     """A loaded module of compiled functions (see `load`).
 
@@ -110,10 +111,11 @@ class Module:
         """The function ``name``; a library without its source takes its
         signature here unless one was given to `load`. Raises
         `FunctionNotFoundError` (a `KeyError`) when there is none."""
-    def __getitem__(self, name: str) -> Function: ...
-    def __getattr__(self, name: str) -> Function: ...
-    def __contains__(self, name: str) -> bool: ...
+    def __getitem__(self, name: str, /) -> Function: ...
+    def __getattr__(self, name: str, /) -> Function: ...
+    def __contains__(self, name: str, /) -> bool: ...
 
+@final
 class Function:
     """One compiled function, called with Python values.
 
@@ -160,4 +162,19 @@ class Function:
     def module(self) -> Module:
         """The module the function belongs to."""
 
-__all__: List[str]
+__all__ = [
+    "CallError",
+    "CompileError",
+    "Error",
+    "ExecutionError",
+    "Function",
+    "FunctionNotFoundError",
+    "LoadError",
+    "Module",
+    "SignatureError",
+    "compile_mlir",
+    "demangle",
+    "has_iree",
+    "load",
+    "mangle",
+]
