@@ -6,6 +6,7 @@
 
 use crate::errors;
 use fnabi::array::DimVec;
+use fnabi::limits::MAX_DEPTH;
 use fnabi::scalar::Float8;
 use fnabi::structure::PathKey;
 use fnabi::value::Key;
@@ -163,12 +164,25 @@ impl<'py> Keep<'py> {
 /// The caller must keep `keep` (the arrays in it) alive for as long as the
 /// returned value (any part of it) is used.
 pub unsafe fn to_value<'py, 'a>(obj: &Bound<'py, PyAny>, keep: &mut Keep<'py>) -> Result<Value<'a>, Fail> {
+    // SAFETY: forwarded to the caller.
+    unsafe { value_at(obj, keep, 0) }
+}
+
+/// [`to_value`] of a value inside `depth` dicts, lists and tuples: past
+/// [`MAX_DEPTH`] an error (no function's structure is deeper, and a
+/// Python object can nest as deep as memory allows: recursing into a
+/// 10 000-deep list overflowed the stack).
+///
+/// # Safety
+/// As [`to_value`].
+unsafe fn value_at<'py, 'a>(obj: &Bound<'py, PyAny>, keep: &mut Keep<'py>, depth: usize) -> Result<Value<'a>, Fail> {
     let py = obj.py();
     if let Ok(a) = obj.cast::<PyUntypedArray>() {
         // SAFETY: forwarded to the caller.
         return unsafe { array_value(a, keep) };
     }
     if let Ok(d) = obj.cast::<PyDict>() {
+        too_deep(obj, depth)?;
         let mut out = Dict::with_capacity(d.len());
         for (k, v) in d.iter() {
             let Ok(key) = k.cast::<PyString>() else {
@@ -181,18 +195,20 @@ pub unsafe fn to_value<'py, 'a>(obj: &Bound<'py, PyAny>, keep: &mut Keep<'py>) -
             };
             let key = keep.key(key)?;
             // SAFETY: forwarded to the caller (`v` is reachable from `obj`).
-            let value = unsafe { to_value(&v, keep) }.map_err(|f| f.within(PathKey::Name(key.clone())))?;
+            let value = unsafe { value_at(&v, keep, depth + 1) }.map_err(|f| f.within(PathKey::Name(key.clone())))?;
             out.push_unique(key, value);
         }
         return Ok(Value::Dict(out));
     }
     if let Ok(l) = obj.cast::<PyList>() {
+        too_deep(obj, depth)?;
         // SAFETY: forwarded to the caller.
-        return Ok(Value::List(unsafe { sequence(l.iter(), keep) }?));
+        return Ok(Value::List(unsafe { sequence(l.iter(), keep, depth + 1) }?));
     }
     if let Ok(t) = obj.cast::<PyTuple>() {
+        too_deep(obj, depth)?;
         // SAFETY: forwarded to the caller.
-        return Ok(Value::Tuple(unsafe { sequence(t.iter(), keep) }?));
+        return Ok(Value::Tuple(unsafe { sequence(t.iter(), keep, depth + 1) }?));
     }
     if let Ok(b) = obj.cast::<PyBool>() {
         return Ok(Value::Bool(b.is_true()));
@@ -227,7 +243,7 @@ pub unsafe fn to_value<'py, 'a>(obj: &Bound<'py, PyAny>, keep: &mut Keep<'py>) -
         let item = obj.call_method0(pyo3::intern!(py, "item"))?;
         if item.is_instance_of::<PyBool>() || item.is_instance_of::<PyInt>() || item.is_instance_of::<PyFloat>() {
             // SAFETY: a Python scalar borrows nothing.
-            return unsafe { to_value(&item, keep) };
+            return unsafe { value_at(&item, keep, depth) };
         }
         return Err(unsupported(obj));
     }
@@ -251,6 +267,21 @@ pub unsafe fn to_value<'py, 'a>(obj: &Bound<'py, PyAny>, keep: &mut Keep<'py>) -
         }
     }
     Err(unsupported(obj))
+}
+
+/// The error of a dict, list or tuple (`obj`) inside `depth` others, when
+/// that is more than [`MAX_DEPTH`].
+#[inline]
+fn too_deep(obj: &Bound<'_, PyAny>, depth: usize) -> Result<(), Fail> {
+    if depth < MAX_DEPTH {
+        return Ok(());
+    }
+    let got = obj.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+    Err(Fail::at(
+        format!("dicts, lists and tuples nest more than {MAX_DEPTH} levels deep here"),
+        Some(format!("at most {MAX_DEPTH} levels")),
+        Some(format!("a {got} at level {}", depth + 1)),
+    ))
 }
 
 fn unsupported(obj: &Bound<'_, PyAny>) -> Fail {
@@ -279,11 +310,12 @@ fn has_buffer(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
 unsafe fn sequence<'py, 'a>(
     items: impl Iterator<Item = Bound<'py, PyAny>>,
     keep: &mut Keep<'py>,
+    depth: usize,
 ) -> Result<Vec<Value<'a>>, Fail> {
     items
         .enumerate()
         // SAFETY: forwarded to the caller (the items are reachable from the sequence).
-        .map(|(i, v)| unsafe { to_value(&v, keep) }.map_err(|f| f.within(PathKey::Index(i))))
+        .map(|(i, v)| unsafe { value_at(&v, keep, depth) }.map_err(|f| f.within(PathKey::Index(i))))
         .collect()
 }
 

@@ -4,12 +4,14 @@ expected vs got; nothing crashes."""
 from __future__ import annotations
 
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 import fnabi
-from conftest import MLIR
+from conftest import MLIR, REPO
 from test_call import mlp_inputs
 
 
@@ -123,6 +125,39 @@ def test_unsupported_python_objects(mlp, memref_abi):
         memref_abi.sum_f32(np.zeros(3, np.clongdouble))
     with pytest.raises(fnabi.CallError):
         memref_abi.sum_f32(np.zeros(3, object))
+
+
+DEEP = """
+import sys, fnabi
+m = fnabi.load(sys.argv[1])
+for make in (lambda x: [x], lambda x: (x,), lambda x: {"a": x}):
+    x = 1.0
+    for _ in range(100_000):
+        x = make(x)
+    try:
+        m.mlp(x, {})
+    except fnabi.CallError as e:
+        print(e.path.count("["), e.expected, e.got)
+"""
+
+
+def test_values_nested_past_the_depth_limit():
+    """A value nested deeper than any structure (128 levels) is a CallError
+    at the level where it passes the limit, not a stack overflow (100 000
+    levels crashed the interpreter). In a child process, so that a crash
+    fails the test instead of the run."""
+    run = subprocess.run(
+        [sys.executable, "-c", DEEP, str(REPO / "examples" / "mlp.mlir")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [
+        "129 at most 128 levels a list at level 129",
+        "129 at most 128 levels a tuple at level 129",
+        "129 at most 128 levels a dict at level 129",
+    ], run.stdout
 
 
 def test_lookup_errors(mlp, tmp_path):
