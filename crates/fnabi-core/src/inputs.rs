@@ -164,6 +164,25 @@ impl InputFileSystem for MemoryFiles {
     }
 }
 
+/// The most characters of an input an error message quotes.
+const QUOTED_CHARS: usize = 80;
+
+/// `spec`, or when longer than [`QUOTED_CHARS`] its start, `…` and its length.
+fn excerpt(spec: &str) -> String {
+    match spec.char_indices().nth(QUOTED_CHARS) {
+        None => spec.to_owned(),
+        Some((cut, _)) => format!("{}… [{} bytes]", &spec[..cut], spec.len()),
+    }
+}
+
+/// [`excerpt`] in quotes, escaped as `Debug` escapes a string.
+fn quoted_excerpt(spec: &str) -> String {
+    match spec.char_indices().nth(QUOTED_CHARS) {
+        None => format!("{spec:?}"),
+        Some((cut, _)) => format!("\"{}…\" [{} bytes]", spec[..cut].escape_debug(), spec.len()),
+    }
+}
+
 /// An input that cannot be read, as one line naming it.
 ///
 /// ```
@@ -181,8 +200,9 @@ impl InputFileSystem for MemoryFiles {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum InputError {
-    /// An `--input` in IREE's text form that does not parse.
-    #[error("--input {index} {spec:?} {error}")]
+    /// An `--input` in IREE's text form that does not parse. (The message
+    /// quotes a long input's start only: the error's offset says where.)
+    #[error("--input {index} {} {error}", quoted_excerpt(.spec))]
     Text {
         /// Its index among the `--input`s.
         index: usize,
@@ -193,7 +213,7 @@ pub enum InputError {
     },
     /// Another `--input` that cannot be read: a file, a raw header, a form
     /// fnabi does not take.
-    #[error("--input {index} ({spec}): {message}")]
+    #[error("--input {index} ({}): {message}", excerpt(.spec))]
     Input {
         /// Its index among the `--input`s.
         index: usize,

@@ -83,6 +83,18 @@ fn text_null_and_refused_forms() {
     let e = read_inputs(&["2xf32=1 2 3"], &fs).unwrap_err();
     assert!(matches!(e, InputError::Text { index: 0, .. }), "{e:?}");
     assert!(e.to_string().starts_with("--input 0 \"2xf32=1 2 3\" at byte "), "{e}");
+    // A long input is quoted by its start and length; the offset says where.
+    let long = format!("2xf32={}1 2{}", "[".repeat(30_000), "]".repeat(30_000));
+    let e = read_inputs(&[long.as_str()], &fs).unwrap_err().to_string();
+    let quoted = format!("--input 0 \"2xf32={}…\" [60009 bytes] at byte 6: brackets", "[".repeat(74));
+    assert!(e.starts_with(&quoted), "{e}");
+    assert!(e.len() < 300, "{e}");
+    let tab = format!("2xf32=\t{}", "[".repeat(100));
+    let e = read_inputs(&[tab.as_str()], &fs).unwrap_err().to_string();
+    assert!(e.starts_with(&format!("--input 0 \"2xf32=\\t{}…\" [107 bytes]", "[".repeat(73))), "{e}");
+    let raw = format!("4xf32=@{}.bin", "w".repeat(200));
+    let e = read_inputs(&[raw.as_str()], &fs).unwrap_err().to_string();
+    assert_eq!(e, format!("--input 0 (4xf32=@{}… [211 bytes]): no such file", "w".repeat(73)));
 }
 
 #[test]
