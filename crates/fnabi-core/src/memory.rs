@@ -660,7 +660,7 @@ impl<T: Element> PtrMut<'_, T> {
 }
 
 /// Read-only host memory (the notes' `byte_buffer`): heap bytes, a file's
-/// contents, or a read-only mapping of a file. Cloning shares it; arrays
+/// contents, or a (copy-on-write) mapping of a file. Cloning shares it; arrays
 /// made from it share it too (and are never writable through it while the
 /// buffer is held).
 ///
@@ -709,7 +709,12 @@ impl ByteBuffer {
         Ok(ByteBuffer { buf: Arc::new(buf) })
     }
 
-    /// Maps a file read-only (page-aligned, loaded lazily by the kernel).
+    /// Maps a file copy-on-write (page-aligned, loaded lazily by the
+    /// kernel): the buffer is an input, read-only to fnabi, but compiled
+    /// code that updates an argument in place (a memref-level function)
+    /// writes private copies of the pages it touches, never the file — a
+    /// read-only mapping made such a call crash with `SIGSEGV`. (numpy's
+    /// `mmap_mode="c"`; pages are copied only when written.)
     ///
     /// # Safety
     /// The file must not be modified or truncated while the mapping (or an
@@ -719,11 +724,12 @@ impl ByteBuffer {
         let path = path.as_ref();
         let f = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
         // SAFETY: the caller keeps the file unchanged (contract above).
-        let map = unsafe { memmap2::Mmap::map(&f) }.map_err(|e| io_err(path, e))?;
+        let map = unsafe { memmap2::MmapOptions::new().map_copy(&f) }.map_err(|e| io_err(path, e))?;
         let len = map.len();
         let ptr = NonNull::new(map.as_ptr().cast_mut()).unwrap_or(NonNull::dangling());
-        // SAFETY: the mapping stays valid (and read-only) as long as `map`,
-        // which the buffer owns; the caller keeps the file unchanged.
+        // SAFETY: the mapping stays valid as long as `map`, which the
+        // buffer owns (read-only to fnabi); the caller keeps the file
+        // unchanged.
         let buf = unsafe { HostBuffer::from_owner(ptr, len, false, Box::new(map)) };
         Ok(ByteBuffer { buf: Arc::new(buf) })
     }

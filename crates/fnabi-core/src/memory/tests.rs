@@ -94,7 +94,7 @@ fn persistent_buffers_and_pointers() {
     assert_eq!(mapped.as_bytes(), read.as_bytes());
     let a = mapped.array(DType::U32, &[2, 4], None, 0).unwrap();
     assert_eq!(a.get::<u32>(&[1, 2]).unwrap(), 6);
-    assert!(!a.is_writable(), "a read-only mapping is never writable");
+    assert!(!a.is_writable(), "a mapped input is never writable through fnabi");
     drop(mapped);
     assert!(!a.is_writable());
     assert_eq!(read.ptr::<u32>(28).unwrap().get(), 7);
