@@ -93,6 +93,17 @@ fn npy_inputs_and_outputs() {
         fnabi(&["run", s.to_str().unwrap(), "-f", "split_into", "--inputs", json.to_str().unwrap(), "--mmap-inputs"]);
     assert!(ok, "{err}");
     assert_eq!(out, "[0]: 4xf32=2 4 6 8\n[1]: 2xf32=3 4\n");
+    // A function that writes its argument in place, given a mapped file:
+    // it writes its own copy of the page (the mapping was read-only and the
+    // call crashed), and the file keeps its bytes. [2, 5, 9] gives 2.
+    let y = dir.join("y.npy");
+    fnabi::npy::save(&y, &fnabi::Array::from_vec(&[3], vec![2.0f32, 5.0, 9.0]).unwrap()).unwrap();
+    let before = std::fs::read(&y).unwrap();
+    let in_place = repo("crates/fnabi/tests/mlir/in_place.mlir");
+    let at = format!("@{}", y.display());
+    let (ok, out, err) = fnabi(&["run", in_place.to_str().unwrap(), "-f", "bump_first", "-i", &at, "--mmap-inputs"]);
+    assert!(ok && out == "2\n", "{out} {err}");
+    assert_eq!(std::fs::read(&y).unwrap(), before);
 }
 
 #[test]

@@ -91,6 +91,15 @@ pub trait Backend: Send + Sync {
     fn input_params(&self) -> Option<Vec<crate::coerce::InputParam>> {
         None
     }
+
+    /// Whether a call may write into the memory of an array argument (a
+    /// memref-level function that updates an argument in place): a caller
+    /// whose array memory must not be written (a read-only mapping, an
+    /// immutable buffer) then passes a copy. `true` unless the backend
+    /// knows that its code only reads its arguments.
+    fn may_write_arguments(&self) -> bool {
+        true
+    }
 }
 
 /// A prepared call of a [`Backend`] (see [`Backend::prepare`]).
@@ -263,6 +272,12 @@ impl Function {
     /// into the arrays the function expects.
     pub fn input_params(&self) -> Option<Vec<crate::coerce::InputParam>> {
         self.backend.input_params()
+    }
+
+    /// Whether a call may write into an array argument's memory (see
+    /// [`Backend::may_write_arguments`]).
+    pub fn may_write_arguments(&self) -> bool {
+        self.backend.may_write_arguments()
     }
 
     /// A prepared call that reuses its scratch memory across calls.

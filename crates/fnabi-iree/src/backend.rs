@@ -351,6 +351,12 @@ impl Backend for IreeFunction {
         self.name_str()
     }
 
+    /// False: an argument array's bytes are written into the runtime's own
+    /// buffers (see `staging`), never handed to the module.
+    fn may_write_arguments(&self) -> bool {
+        false
+    }
+
     fn describe(&self) -> String {
         self.module.exports[self.index].describe()
     }

@@ -539,6 +539,24 @@ impl Backend for MlirBackend {
         Box::new(self.prepared())
     }
 
+    /// False only when the function's header shows that it reads every
+    /// array input: each a tensor fnabi's pipeline bufferized read-only, or
+    /// a vector its wrapper reads (see [`FuncDecl::read_only_inputs`]). A
+    /// memref argument may be updated in place; a library without its
+    /// source (or with the memref types `fnabi compile` embeds) says nothing.
+    ///
+    /// [`FuncDecl::read_only_inputs`]: fnabi_abi::mlir::signature::FuncDecl::read_only_inputs
+    fn may_write_arguments(&self) -> bool {
+        let inputs = &self.func.ty().inputs;
+        match self.func.decl() {
+            Some(d) if d.read_only_inputs.len() == inputs.len() => inputs
+                .iter()
+                .zip(&d.read_only_inputs)
+                .any(|(t, &read_only)| !read_only && !matches!(t, MlirType::Scalar(_))),
+            _ => true,
+        }
+    }
+
     fn input_params(&self) -> Option<Vec<InputParam>> {
         let leaf = |i: usize| match self.raw.inputs.get(i) {
             Some(RawType::Buffer(b)) => InputType::Array {

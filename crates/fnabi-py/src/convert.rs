@@ -125,12 +125,17 @@ pub struct Keep<'py> {
     /// conversion let go of the GIL, or a conversion on this thread that
     /// called back into fnabi): keys are then made without it.
     keys: Option<Option<MutexGuard<'static, KeyCache>>>,
+    /// Whether read-only numpy arrays are copied (for a function whose
+    /// code may write its array arguments).
+    copy_read_only: bool,
 }
 
 impl<'py> Keep<'py> {
-    /// Ready for one call's conversion.
-    pub fn new() -> Self {
-        Keep { arrays: Vec::with_capacity(8), keys: None }
+    /// Ready for one call's conversion; `copy_read_only`: the function may
+    /// write into its array arguments, so a numpy array whose memory must
+    /// not be written is passed as a copy.
+    pub fn new(copy_read_only: bool) -> Self {
+        Keep { arrays: Vec::with_capacity(8), keys: None, copy_read_only }
     }
 
     /// The fnabi key of a Python dict key.
@@ -428,6 +433,17 @@ unsafe fn array_value<'py, 'a>(a: &Bound<'py, PyUntypedArray>, keep: &mut Keep<'
             large.as_deref()
         }
     };
+    // SAFETY: a live numpy array; its flags are read, not written.
+    let writeable = unsafe { (*a.as_array_ptr()).fields.flags } & npyffi::NPY_ARRAY_WRITEABLE != 0;
+    if !writeable && keep.copy_read_only {
+        // The code may write its arguments and this memory must not be
+        // written (a read-only mapping would fault, a `bytes` object would
+        // change under Python): a writable copy of the same dtype.
+        let copy = numpy_module(a.py())?.call_method1(pyo3::intern!(a.py(), "array"), (a,))?;
+        let c = copy.cast::<PyUntypedArray>().map_err(PyErr::from)?;
+        // SAFETY: forwarded to the caller (the copy goes to `keep` there).
+        return unsafe { array_value(c, keep) };
+    }
     let Some(strides) = strides.filter(|_| native && a.is_aligned()) else {
         // A value-preserving copy in native order (not a dtype cast).
         let py = a.py();

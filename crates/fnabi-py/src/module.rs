@@ -364,7 +364,8 @@ impl Module {
             }
             (None, _) => m.lookup(py, name)?,
         };
-        Ok(Function { states, module: slf.clone().unbind(), signature: signature.map(str::to_owned) })
+        let may_write = states.borrow_owner().may_write_arguments();
+        Ok(Function { states, module: slf.clone().unbind(), signature: signature.map(str::to_owned), may_write })
     }
 
     fn __getitem__(slf: &Bound<'_, Self>, name: &str) -> PyResult<Function> {
@@ -486,6 +487,10 @@ pub struct Function {
     module: Py<Module>,
     /// The signature it was looked up with, if any (for pickling).
     signature: Option<String>,
+    /// Whether its code may write into an array argument (a memref-level
+    /// MLIR function): a read-only numpy array (`mmap_mode="r"`, a view of
+    /// `bytes`, `writeable=False`) is then passed as a copy.
+    may_write: bool,
 }
 
 /// Prepared calls of one function, each borrowing it.
@@ -557,7 +562,7 @@ impl Function {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let mut keep = Keep::new();
+        let mut keep = Keep::new(self.may_write);
         let mut positional: Vec<Value<'_>> = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
             // SAFETY: `keep` outlives the call below, the only use of the

@@ -5,11 +5,14 @@ writes into its argument."""
 from __future__ import annotations
 
 import array
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 import fnabi
+from conftest import MLIR
 
 
 class DLPackOnly:
@@ -63,3 +66,43 @@ def test_nested_array_likes(mlp):
     x, p = mlp_inputs()
     wrapped = {k: DLPackOnly(v) for k, v in p.items()}
     np.testing.assert_allclose(mlp.mlp(ArrayOnly(x), wrapped), mlp_numpy(x, p), rtol=1e-6, atol=1e-6)
+
+
+READ_ONLY = """
+import sys
+import numpy as np
+import fnabi
+
+m = fnabi.load(sys.argv[1])
+path = sys.argv[2]
+np.save(path, np.array([2, 5, 9], np.float32))
+raw = np.array([2, 5, 9], np.float32).tobytes()
+frozen = np.array([2, 5, 9], np.float32)
+frozen.flags.writeable = False
+for a in (np.load(path, mmap_mode="r"), np.frombuffer(raw, np.float32), frozen, memoryview(raw).cast("f")):
+    assert m.bump_first(a) == 2.0
+    assert np.asarray(a).tolist() == [2, 5, 9], a
+assert raw == np.array([2, 5, 9], np.float32).tobytes()
+assert np.load(path).tolist() == [2, 5, 9]
+w = np.array([2, 5, 9], np.float32)
+assert m.bump_first(w) == 2.0 and w.tolist() == [3, 5, 9]
+assert m.same(frozen).tolist() == [2, 5, 9]
+print("ok")
+"""
+
+
+def test_read_only_memory_is_never_written(tmp_path):
+    """A function that writes its argument in place (memref-level) gets a
+    copy of memory that must not be written: a read-only mapping
+    (``mmap_mode="r"``: the write crashed the interpreter), a view of
+    ``bytes`` (which it changed), an array marked read-only, a read-only
+    buffer. A writable array is still updated in place, and a tensor-level
+    function (which cannot write its argument) reads read-only memory as it
+    is. In a child process, so that a crash fails the test."""
+    run = subprocess.run(
+        [sys.executable, "-c", READ_ONLY, str(MLIR / "in_place.mlir"), str(tmp_path / "y.npy")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (run.returncode, run.stdout.strip()) == (0, "ok"), run.stderr

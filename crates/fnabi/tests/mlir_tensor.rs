@@ -134,6 +134,31 @@ fn results_aliasing_the_argument_share_it_and_arguments_are_not_written() {
     assert_eq!(x.to_vec::<f32>().unwrap(), vec![1., 2., 3., 4.]);
 }
 
+/// Which functions may write into their array arguments (what a caller
+/// with memory that must not be written asks before passing it): a
+/// memref-level one that does (`in_place.mlir`), not a tensor-level one,
+/// nor one whose only array is a vector (its wrapper reads it); a library
+/// opened without its source says nothing, so it may.
+#[test]
+fn functions_say_whether_they_may_write_their_arguments() {
+    let m = module("in_place.mlir");
+    let (bump, same) = (m.function("bump_first").unwrap(), m.function("same").unwrap());
+    assert!(bump.may_write_arguments() && !same.may_write_arguments());
+    // It does write: [2, 5, 9] gives 2 and leaves 3 in the argument.
+    let mut x = Array::from_vec(&[3], vec![2f32, 5., 9.]).unwrap();
+    let f = m.library().function("bump_first").unwrap();
+    let r = f.call(&mut [fnabi::mlir::Arg::Mut(&mut x)]).unwrap();
+    assert_eq!((r[0].clone(), x.to_vec::<f32>().unwrap()), (Value::Float(2.0), vec![3., 5., 9.]));
+    let v = module("vectors.mlir");
+    assert!(!v.function("vadd").unwrap().may_write_arguments());
+    assert!(!v.function("twice").unwrap().may_write_arguments());
+    // Opened by its path alone, typed by a --signature: nothing is known.
+    // SAFETY: nothing is called.
+    let lib = unsafe { fnabi::mlir::MlirModule::load(m.library().path()) }.unwrap();
+    let f = lib.function_with_signature("same", "(memref<?xf32>) -> memref<?xf32>").unwrap();
+    assert!(f.may_write_arguments());
+}
+
 #[test]
 fn a_transposed_view_is_converted_for_an_identity_tensor_argument() {
     let m = module("tensors.mlir");

@@ -179,6 +179,13 @@ pub struct FuncDecl {
     pub visibility: Visibility,
     /// False for an external declaration (no body).
     pub has_body: bool,
+    /// Per input, whether the function compiled from this header cannot
+    /// write it: a `tensor<…>` argument (fnabi's pipeline bufferizes it
+    /// `bufferization.writable = false`, unless its attributes say `true`)
+    /// or a `vector<…>` one (fnabi's wrapper reads it). A `memref` argument
+    /// may be written in place. Empty for a function type read without
+    /// argument names (a `--signature`): nothing is known.
+    pub read_only_inputs: Vec<bool>,
     /// Argument and result types.
     pub ty: FunctionType,
     /// The function's attributes (`attributes {…}`), in source order.

@@ -129,7 +129,14 @@ class Function:
     parameter is fine; a float for an integer one is an error). Dtypes are
     never cast: a wrong dtype, rank, static dim, kind of value, arity, or
     a missing or unknown key raises `CallError` with ``path``,
-    ``expected`` and ``got``.
+    ``expected`` and ``got``. Values nest at most 128 levels deep.
+
+    **Arguments written in place**: a memref-level MLIR function may
+    update an argument (a tensor-level one cannot: fnabi bufferizes its
+    tensors read-only; IREE functions never do). A writable numpy array is
+    then updated in place, as in C; memory that must not be written (a
+    read-only array: ``mmap_mode="r"``, a view of ``bytes``,
+    ``writeable=False``) is passed to such a function as a copy.
 
     **Results**: a single result is the value itself, several are a tuple,
     a structured result keeps its structure (dict / list / tuple). Arrays

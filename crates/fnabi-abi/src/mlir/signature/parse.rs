@@ -29,6 +29,10 @@ pub(super) fn scan(text: &str, lenient: bool) -> Result<ScannedFunctions, Header
                     (f.line, f.column) = (line, column);
                     if f.has_body && f.visibility == Visibility::Public {
                         out.read_only_edits.append(&mut c.tensor_args);
+                    } else {
+                        // Only public functions with a body are compiled
+                        // with their tensors marked read-only.
+                        f.read_only_inputs.iter_mut().for_each(|r| *r = false);
                     }
                     out.decls.push(f);
                 }
@@ -108,6 +112,9 @@ struct Cursor<'s> {
     /// The header being read: each argument's and result's type as
     /// `(start, end, is a vector)` byte offsets, in order.
     spans: Vec<(usize, usize, bool)>,
+    /// Per argument of the header being read: whether the compiled
+    /// function cannot write it (see [`FuncDecl::read_only_inputs`]).
+    read_only: Vec<bool>,
 }
 
 /// The argument attribute that keeps the bufferizer from writing into an argument.
@@ -116,7 +123,7 @@ const READ_ONLY: &str = "bufferization.writable = false";
 impl<'s> Cursor<'s> {
     /// A cursor at `pos` of `s`; `vectors`: read `vector<…>` types (see the field).
     fn new(s: &'s [u8], pos: usize, vectors: bool) -> Self {
-        Cursor { s, pos, tensor_args: Vec::new(), vectors, spans: Vec::new() }
+        Cursor { s, pos, tensor_args: Vec::new(), vectors, spans: Vec::new(), read_only: Vec::new() }
     }
 
     fn error(&self, msg: impl Into<String>) -> HeaderError {
@@ -300,6 +307,7 @@ impl<'s> Cursor<'s> {
         let name = self.name("a function name after `@`")?;
         self.skip_trivia();
         self.spans.clear();
+        self.read_only.clear();
         let header_start = self.pos;
         let inputs = self.arg_list()?;
         self.skip_trivia();
@@ -338,10 +346,12 @@ impl<'s> Cursor<'s> {
         } else {
             None
         };
+        let read_only_inputs = std::mem::take(&mut self.read_only);
         Ok(FuncDecl {
             name,
             visibility,
             has_body,
+            read_only_inputs,
             ty: FunctionType { inputs, results },
             attributes,
             line: 0,
@@ -426,9 +436,15 @@ impl<'s> Cursor<'s> {
             let is_tensor = self.at_keyword("tensor");
             out.push(self.mlir_type()?);
             let type_end = self.pos;
+            let vector = self.spans.last().is_some_and(|&(_, _, v)| v);
             self.skip_trivia();
             if named && is_tensor {
                 self.mark_read_only(type_end);
+            }
+            if named {
+                // A vector is read by fnabi's wrapper; a tensor is read-only
+                // unless its attributes say `bufferization.writable = true`.
+                self.read_only.push(vector || (is_tensor && self.declared_writable() != Some(true)));
             }
             self.trailing_attrs()?;
             if self.eat(")") {
@@ -457,6 +473,17 @@ impl<'s> Cursor<'s> {
         }
         self.tensor_args
             .push((open + 1, if entries.is_empty() { READ_ONLY } else { "bufferization.writable = false, " }));
+    }
+
+    /// The `bufferization.writable` value of the argument attributes the
+    /// cursor is on, if they have one (`None` also without attributes).
+    fn declared_writable(&self) -> Option<bool> {
+        if self.peek() != Some(b'{') {
+            return None;
+        }
+        let mut probe = Cursor::new(self.s, self.pos, false);
+        let entries = probe.dict(0).ok()?;
+        entries.iter().find(|(k, _)| k == "bufferization.writable").map(|(_, v)| *v != AttrValue::Int(0))
     }
 
     /// Optional `{arg attrs}` and `loc(…)` after an argument or result type.

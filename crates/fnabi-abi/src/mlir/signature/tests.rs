@@ -159,6 +159,14 @@ fn lenient_scan_skips_untypable_functions_and_marks_tensor_arguments_read_only()
     ), "{out}");
     assert!(out.contains("@p(%a: tensor<4xf32>)") && out.contains("@decl(tensor<4xf32>)"), "{out}");
     assert_eq!(out.lines().count(), src.lines().count());
+    // What the compiled functions cannot write: the vector (the wrapper
+    // reads it), the tensors marked read-only (not `%d`, declared
+    // writable); nothing of a function that is not compiled so.
+    let read_only: Vec<&[bool]> = s.decls.iter().map(|d| d.read_only_inputs.as_slice()).collect();
+    assert_eq!(read_only, [&[true][..], &[true, true, true, false, false], &[false], &[false]]);
+    let m = parse_functions("func.func @m(%a: memref<4xf32>, %b: tensor<4xf32> {bufferization.writable = false}) { }")
+        .unwrap();
+    assert_eq!(m[0].read_only_inputs, [false, true]);
 }
 
 #[test]
