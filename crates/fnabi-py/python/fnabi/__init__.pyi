@@ -134,9 +134,12 @@ class Function:
     **Arguments written in place**: a memref-level MLIR function may
     update an argument (a tensor-level one cannot: fnabi bufferizes its
     tensors read-only; IREE functions never do). A writable numpy array is
-    then updated in place, as in C; memory that must not be written (a
-    read-only array: ``mmap_mode="r"``, a view of ``bytes``,
-    ``writeable=False``) is passed to such a function as a copy.
+    then updated in place, as in C, when it is passed without a copy (its
+    dtype, byte order, alignment and layout fit the parameter); an array
+    that had to be converted is a copy, and the function's updates to it
+    are discarded. Memory that must not be written (a read-only array:
+    ``mmap_mode="r"``, a view of ``bytes``, ``writeable=False``) is passed
+    to such a function as a copy.
 
     **Results**: a single result is the value itself, several are a tuple,
     a structured result keeps its structure (dict / list / tuple). Arrays
