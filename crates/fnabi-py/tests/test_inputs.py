@@ -87,6 +87,9 @@ assert np.load(path).tolist() == [2, 5, 9]
 w = np.array([2, 5, 9], np.float32)
 assert m.bump_first(w) == 2.0 and w.tolist() == [3, 5, 9]
 assert m.same(frozen).tolist() == [2, 5, 9]
+# A converted argument is a copy: the update does not reach the caller.
+for converted in (np.array([2, 5, 9], ">f4"), np.array([9, 0, 5, 0, 2], np.float32)[::-2]):
+    assert m.bump_first(converted) == 2.0 and converted.tolist() == [2, 5, 9]
 print("ok")
 """
 
@@ -96,7 +99,8 @@ def test_read_only_memory_is_never_written(tmp_path):
     copy of memory that must not be written: a read-only mapping
     (``mmap_mode="r"``: the write crashed the interpreter), a view of
     ``bytes`` (which it changed), an array marked read-only, a read-only
-    buffer. A writable array is still updated in place, and a tensor-level
+    buffer. A writable array is still updated in place (unless it had to be
+    converted: then the copy is), and a tensor-level
     function (which cannot write its argument) reads read-only memory as it
     is. In a child process, so that a crash fails the test."""
     run = subprocess.run(
