@@ -45,6 +45,7 @@ LAYERS = {
         ["lib"],
     ],
     "crates/fnabi-mlir/src": [
+        ["symbol"],
         ["elf", "trampoline", "args", "cache", "llvm_level", "tool", "tiling", "vector_entry"],
         ["memref", "abi_embed"],
         ["compile"],
