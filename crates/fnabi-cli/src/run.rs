@@ -487,7 +487,8 @@ fn save_npy(dir: &Path, results: &[(IndexPath, &Value<'_>)]) -> Result<Vec<PathB
 /// Writes one result leaf to `file` (`append`: at its end): `.npy` files
 /// in numpy's format, others as the raw bytes in C order.
 fn write_leaf(path: &IndexPath, v: &Value<'_>, file: &Path, append: bool) -> Result<(), CliError> {
-    let cannot = |e: String| CliError(format!("cannot write result {path} to {}: {e}", file.display()));
+    let which = if path.0.is_empty() { "the result".to_owned() } else { format!("result {path}") };
+    let cannot = |e: String| CliError(format!("cannot write {which} to {}: {e}", file.display()));
     let a = leaf_array(v).ok_or_else(|| cannot(format!("it is a {}, not an array or a number", v.kind())))?;
     let bytes = if file.extension().is_some_and(|e| e == "npy") {
         fnabi::npy::to_bytes(&a).map_err(|e| cannot(e.to_string()))?

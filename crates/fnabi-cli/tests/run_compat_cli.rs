@@ -172,6 +172,20 @@ fn outputs_to_files_are_read_by_numpy() {
     assert_eq!(err, "fnabi: error: 1 --output(s) given, but the result has 2 leaves\n");
     let (ok, _, err) = fnabi(&["run", &s, "-f", "split_into", "-i", "4xf32=1 2 3 4", "--output=xml"]);
     assert!(!ok && err.contains("--output \"xml\": expected text or json"), "{err}");
+    // A file that cannot be written names the leaf (the result itself when
+    // there is one) and the file.
+    let nowhere = dir.join("no-such-dir").join("x.npy");
+    let spec = format!("--output=@{}", nowhere.display());
+    let (ok, _, err) = fnabi(&["run", &s, "-f", "scale_kw", "-i", "2", "-i", "2xf32=1", &spec]);
+    assert!(
+        !ok && err.starts_with(&format!("fnabi: error: cannot write the result to {}: ", nowhere.display())),
+        "{err}"
+    );
+    let (ok, _, err) = fnabi(&["run", &s, "-f", "split_into", "-i", "4xf32=1 2 3 4", "--output=", &spec]);
+    assert!(
+        !ok && err.starts_with(&format!("fnabi: error: cannot write result [1] to {}: ", nowhere.display())),
+        "{err}"
+    );
 }
 
 #[test]
