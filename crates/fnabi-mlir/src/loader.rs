@@ -209,6 +209,21 @@ fn load_error(path: &Path, msg: impl fmt::Display) -> Error {
 }
 
 fn open_native(path: &Path, undefined: &[String]) -> Result<libloading::Library, Error> {
+    // A file that is no ELF object at all gets fnabi's word, not dlopen's
+    // (`invalid ELF header`, `file too short`); one that cannot be read is
+    // left to dlopen, which names why.
+    #[cfg(unix)]
+    if let Ok(mut f) = std::fs::File::open(path) {
+        use std::io::Read;
+        let mut magic = [0u8; 4];
+        if f.read_exact(&mut magic).is_err() || magic != *b"\x7fELF" {
+            return Err(load_error(
+                path,
+                "it is not a shared library (no ELF header); fnabi loads MLIR source (.mlir), LLVM IR (.ll), bitcode \
+                 (.bc), shared libraries (.so) and IREE modules (.vmfb)",
+            ));
+        }
+    }
     // A bare file name would make dlopen search the system paths.
     let abs = if path.components().count() == 1 { Path::new(".").join(path) } else { path.to_path_buf() };
     // RTLD_NOW: a function nobody provides fails the load, naming it, rather

@@ -405,6 +405,16 @@ fn call_errors() {
     // SAFETY: loading fails before any code runs.
     let e = unsafe { MlirLibrary::open("/nonexistent/libx.so") }.unwrap_err().to_string();
     assert!(e.starts_with("cannot load /nonexistent/libx.so"), "{e}");
+    // A file that is no ELF object (a .npy, text, nothing) is named as such
+    // before dlopen sees it.
+    let dir = common::Scratch::new("not-elf");
+    for (name, bytes) in [("w.npy", &b"\x93NUMPY\x01\x00"[..]), ("t.so", b"text\n"), ("empty.so", b"")] {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        // SAFETY: loading fails before any code runs.
+        let e = unsafe { MlirLibrary::open(&p) }.unwrap_err().to_string();
+        assert!(e.contains(": it is not a shared library (no ELF header); fnabi loads MLIR source (.mlir)"), "{e}");
+    }
 }
 
 #[test]
