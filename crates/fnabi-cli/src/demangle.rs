@@ -40,7 +40,7 @@ pub struct MangleArgs {
 /// Quotes `input` and names the byte offset of `e`: the one-line form of
 /// every parse error the CLI prints.
 pub fn describe_parse_error(what: &str, input: &str, e: &ParseError) -> String {
-    format!("invalid {what} {input:?} {e}")
+    format!("invalid {what} {} {e}", fnabi::inputs::quoted_excerpt(input))
 }
 
 fn dims_json(dims: &[Dim]) -> Json {
@@ -132,7 +132,9 @@ fn parse_any(args: &DemangleArgs, input: &str) -> Result<Parsed, String> {
             r.to_string(),
             s.to_string()
         )),
-        (Err(r), Err(s)) => Err(format!("invalid signature {input:?}: not raw ({r}), not SIP ({s})")),
+        (Err(r), Err(s)) => {
+            Err(format!("invalid signature {}: not raw ({r}), not SIP ({s})", fnabi::inputs::quoted_excerpt(input)))
+        }
     }
 }
 

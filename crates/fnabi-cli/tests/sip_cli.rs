@@ -48,6 +48,13 @@ fn demangle_detects_kinds() {
     assert_eq!(err, "fnabi: error: invalid SIP signature \"I3!k0R1!\" at byte 3: key `k` outside a sequence or dict\n");
     let (ok, _, err) = run(&["demangle", "I3!k0R1!"], "");
     assert!(!ok && err.contains("not raw (at byte 3") && err.contains("not SIP (at byte 3: key `k`"), "{err}");
+    // A long one is quoted by its start and length; the offsets say where.
+    let long = format!("I100000!{}", "B3!d4".repeat(20_000));
+    for args in [vec!["demangle", long.as_str()], vec!["demangle", "--sip", long.as_str()]] {
+        let (ok, _, err) = run(&args, "");
+        let start = format!("\"{}…\" [100008 bytes]", &long[..80]);
+        assert!(!ok && err.contains(&start) && err.contains("at byte 100007") && err.len() < 400, "{err:.400}");
+    }
     // Batch mode mixes kinds, one line each.
     let (ok, out, _) = run(&["demangle", "-"], "I3!_0R1!\nI4!B1!R1!\nI1!R1!\n");
     assert!(!ok);

@@ -175,8 +175,17 @@ fn excerpt(spec: &str) -> String {
     }
 }
 
-/// [`excerpt`] in quotes, escaped as `Debug` escapes a string.
-fn quoted_excerpt(spec: &str) -> String {
+/// How an error message quotes a user's text: in quotes, escaped as
+/// `Debug` escapes a string, and when longer than 80 characters by its
+/// start, `…` and its length (the error's offset says where it fails).
+///
+/// ```
+/// use fnabi_core::inputs::quoted_excerpt;
+/// assert_eq!(quoted_excerpt("2xf32=1 2\t3"), r#""2xf32=1 2\t3""#);
+/// let long = "B3!d4".repeat(100);
+/// assert_eq!(quoted_excerpt(&long), format!("\"{}…\" [500 bytes]", &long[..80]));
+/// ```
+pub fn quoted_excerpt(spec: &str) -> String {
     match spec.char_indices().nth(QUOTED_CHARS) {
         None => format!("{spec:?}"),
         Some((cut, _)) => format!("\"{}…\" [{} bytes]", spec[..cut].escape_debug(), spec.len()),

@@ -58,7 +58,7 @@ fn demangle(py: Python<'_>, signature: &str, kind: Option<&str>) -> PyResult<Str
             py,
             Kind::Signature,
             errors::Raised {
-                message: format!("invalid {what} {signature:?} {e}"),
+                message: format!("invalid {what} {} {e}", fnabi::inputs::quoted_excerpt(signature)),
                 offset: Some(e.offset()),
                 ..Default::default()
             },
@@ -85,7 +85,7 @@ fn demangle(py: Python<'_>, signature: &str, kind: Option<&str>) -> PyResult<Str
             (Err(r), Err(s)) => Err(errors::error(
                 py,
                 Kind::Signature,
-                format!("invalid signature {signature:?}: not raw ({r}), not SIP ({s})"),
+                format!("invalid signature {}: not raw ({r}), not SIP ({s})", fnabi::inputs::quoted_excerpt(signature)),
             )),
         },
     }
@@ -100,7 +100,7 @@ fn mangle(py: Python<'_>, signature: &str) -> PyResult<String> {
             py,
             Kind::Signature,
             errors::Raised {
-                message: format!("invalid human-readable signature {signature:?} {e}"),
+                message: format!("invalid human-readable signature {} {e}", fnabi::inputs::quoted_excerpt(signature)),
                 offset: Some(e.offset()),
                 ..Default::default()
             },

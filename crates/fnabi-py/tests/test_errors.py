@@ -194,6 +194,11 @@ def test_signature_errors():
         fnabi.mangle("(Buffer<float32[?x4]>")
     with pytest.raises(fnabi.SignatureError, match="ambiguous"):
         fnabi.demangle("I1!R1!")
+    # A long one is quoted by its start and length; the offset says where.
+    for kind in (None, "raw", "sip"):
+        with pytest.raises(fnabi.SignatureError) as e:
+            fnabi.demangle("I100000!" + "B3!d4" * 20000, kind=kind)
+        assert "[100008 bytes]" in str(e.value) and len(str(e.value)) < 400, str(e.value)[:400]
 
 
 def test_errors_pickle(mlp):
