@@ -363,9 +363,7 @@ impl fmt::Display for Externals {
 
 /// Names become assembler symbols (`_mlir_ciface_<name>`) of the glue.
 fn check_symbol_name(name: &str) -> Result<(), Error> {
-    let ok = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.'));
-    if ok {
+    if crate::symbol::is_bare_identifier(name) {
         Ok(())
     } else {
         Err(Error::invalid_argument(format!(

@@ -33,9 +33,15 @@ pub(crate) fn mlir_string(s: &str) -> String {
 /// assert_eq!(symbol_ref("a\"b\nc ü"), r#"@"a\"b\0Ac ü""#);
 /// ```
 pub fn symbol_ref(name: &str) -> String {
-    let bare = name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.'));
-    if bare { format!("@{name}") } else { format!("@{}", mlir_string(name)) }
+    if is_bare_identifier(name) { format!("@{name}") } else { format!("@{}", mlir_string(name)) }
+}
+
+/// Whether `name` is an MLIR bare identifier,
+/// `(letter|_)(letter|digit|[_$.])*`: written without quotes, and usable as
+/// an assembler symbol as it is.
+pub(crate) fn is_bare_identifier(name: &str) -> bool {
+    name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.'))
 }
 
 /// The name a function is given by on a command line: `NAME` as it is,
