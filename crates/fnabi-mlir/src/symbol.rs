@@ -1,5 +1,7 @@
 //! MLIR symbol names as text: written as MLIR prints them (`@f`, `@"add-one"`) and read back, escapes included.
 
+use fnabi_abi::mlir::signature::read_string_literal;
+
 /// Writes `s` as an MLIR string literal: `"` and `\` escaped, control
 /// characters as `\XX` bytes, the rest (UTF-8 included) as it is.
 pub(crate) fn mlir_string(s: &str) -> String {
@@ -70,36 +72,9 @@ pub fn function_name(arg: &str) -> Option<String> {
 }
 
 /// A quoted symbol name after its opening `"`, and the length of the text
-/// it took up to and including the closing `"`: `\XX` hex bytes and `\\`
-/// (LLVM IR and MLIR), `\"`, `\n` and `\t` (MLIR). `None` when the quote is
-/// not closed, an escape is unknown or the bytes are no UTF-8.
+/// it took up to and including the closing `"` (MLIR's and LLVM IR's
+/// escapes, see [`read_string_literal`]). `None` when the quote is not
+/// closed, an escape is unknown or the bytes are no UTF-8.
 pub(crate) fn quoted_name(s: &str) -> Option<(String, usize)> {
-    let b = s.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'"' => return Some((String::from_utf8(out).ok()?, i + 1)),
-            b'\\' => {
-                let hex = |c: u8| (c as char).to_digit(16);
-                match (b.get(i + 1).copied(), b.get(i + 2).and_then(|&c| hex(c))) {
-                    (Some(h), Some(l)) if hex(h).is_some() => {
-                        out.push((hex(h)? * 16 + l) as u8);
-                        i += 3;
-                        continue;
-                    }
-                    (Some(c @ (b'\\' | b'"')), _) => out.push(c),
-                    (Some(b'n'), _) => out.push(b'\n'),
-                    (Some(b't'), _) => out.push(b'\t'),
-                    _ => return None,
-                }
-                i += 2;
-            }
-            c => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    None
+    read_string_literal(s.as_bytes(), false).ok()
 }

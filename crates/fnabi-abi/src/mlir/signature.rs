@@ -357,5 +357,65 @@ pub fn find_function(text: &str, name: &str) -> Result<FuncDecl, HeaderError> {
     fns.iter().find(|f| f.name == name).cloned().ok_or(HeaderError::NotFound(msg))
 }
 
+/// Why [`read_string_literal`] stops: offsets are into the text it was given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StringLiteralError {
+    /// The text ends before the closing `"`.
+    Unterminated,
+    /// A raw line break where line breaks end a literal.
+    LineBreak,
+    /// A `\` that starts no escape, at this offset.
+    UnknownEscape(usize),
+    /// The decoded bytes are no UTF-8.
+    NotUtf8,
+}
+
+/// Reads an MLIR string literal whose opening `"` comes just before `s`:
+/// its text, escapes decoded (`\"`, `\\`, `\n`, `\t`, and `\XX` for any
+/// byte — LLVM IR's quoted names use the last two), and the bytes it took,
+/// the closing `"` included. `line_breaks_end`: a raw line break is an error
+/// (as in MLIR source) rather than part of the text.
+///
+/// ```
+/// use fnabi_abi::mlir::signature::{StringLiteralError, read_string_literal};
+/// assert_eq!(read_string_literal(br#"h\C3\A9 \"x\"" rest"#, true), Ok(("hé \"x\"".to_owned(), 14)));
+/// assert_eq!(read_string_literal(b"a\\qb\"", true), Err(StringLiteralError::UnknownEscape(1)));
+/// assert_eq!(read_string_literal(b"a\nb\"", true), Err(StringLiteralError::LineBreak));
+/// assert_eq!(read_string_literal(b"a\nb\"", false), Ok(("a\nb".to_owned(), 4)));
+/// assert_eq!(read_string_literal(b"open", true), Err(StringLiteralError::Unterminated));
+/// ```
+pub fn read_string_literal(s: &[u8], line_breaks_end: bool) -> Result<(String, usize), StringLiteralError> {
+    let hex = |b: u8| (b as char).to_digit(16);
+    let mut out = Vec::new();
+    let mut i = 0;
+    loop {
+        let &b = s.get(i).ok_or(StringLiteralError::Unterminated)?;
+        i += 1;
+        match b {
+            b'"' => break,
+            b'\n' if line_breaks_end => return Err(StringLiteralError::LineBreak),
+            b'\\' => {
+                let &esc = s.get(i).ok_or(StringLiteralError::Unterminated)?;
+                i += 1;
+                match esc {
+                    b'"' | b'\\' => out.push(esc),
+                    b'n' => out.push(b'\n'),
+                    b't' => out.push(b'\t'),
+                    _ => match (hex(esc), s.get(i).and_then(|&l| hex(l))) {
+                        (Some(h), Some(l)) => {
+                            i += 1;
+                            out.push((h * 16 + l) as u8);
+                        }
+                        _ => return Err(StringLiteralError::UnknownEscape(i - 2)),
+                    },
+                }
+            }
+            _ => out.push(b),
+        }
+    }
+    let text = String::from_utf8(out).map_err(|_| StringLiteralError::NotUtf8)?;
+    Ok((text, i))
+}
+
 #[cfg(test)]
 mod tests;

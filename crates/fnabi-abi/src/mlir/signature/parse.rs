@@ -1,6 +1,9 @@
 //! The header parser: a byte cursor over `.mlir` text that reads `func.func` headers and types.
 
-use super::{AttrValue, FuncDecl, HeaderError, MAX_NESTING, ScannedFunctions, VectorEntry, Visibility};
+use super::{
+    AttrValue, FuncDecl, HeaderError, MAX_NESTING, ScannedFunctions, StringLiteralError, VectorEntry, Visibility,
+    read_string_literal,
+};
 use crate::mlir::types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};
 use crate::raw::Dim;
 use std::str::FromStr;
@@ -215,39 +218,14 @@ impl<'s> Cursor<'s> {
     /// A string literal with MLIR escapes; the cursor is on the `"`.
     fn string(&mut self) -> Result<String, HeaderError> {
         let start = self.pos;
-        self.pos += 1;
-        let mut out = Vec::new();
-        loop {
-            let Some(b) = self.peek() else {
-                return Err(self.error_at(start, "string literal is not terminated"));
-            };
-            self.pos += 1;
-            match b {
-                b'"' => break,
-                b'\n' => return Err(self.error_at(start, "string literal is not terminated on its line")),
-                b'\\' => {
-                    let esc = self.peek().ok_or_else(|| self.error_at(start, "string literal is not terminated"))?;
-                    self.pos += 1;
-                    match esc {
-                        b'"' | b'\\' => out.push(esc),
-                        b'n' => out.push(b'\n'),
-                        b't' => out.push(b'\t'),
-                        _ => {
-                            let hex = |b: u8| (b as char).to_digit(16);
-                            match (hex(esc), self.peek().and_then(hex)) {
-                                (Some(h), Some(l)) => {
-                                    self.pos += 1;
-                                    out.push((h * 16 + l) as u8);
-                                }
-                                _ => return Err(self.error_at(self.pos - 2, "unknown escape in string literal")),
-                            }
-                        }
-                    }
-                }
-                _ => out.push(b),
-            }
-        }
-        String::from_utf8(out).map_err(|_| self.error_at(start, "string literal is not valid UTF-8"))
+        let (text, len) = read_string_literal(&self.s[start + 1..], true).map_err(|e| match e {
+            StringLiteralError::Unterminated => self.error_at(start, "string literal is not terminated"),
+            StringLiteralError::LineBreak => self.error_at(start, "string literal is not terminated on its line"),
+            StringLiteralError::UnknownEscape(at) => self.error_at(start + 1 + at, "unknown escape in string literal"),
+            StringLiteralError::NotUtf8 => self.error_at(start, "string literal is not valid UTF-8"),
+        })?;
+        self.pos = start + 1 + len;
+        Ok(text)
     }
 
     /// Skips a balanced group starting at an opening bracket, respecting
