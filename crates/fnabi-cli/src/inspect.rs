@@ -38,7 +38,7 @@ pub fn detect(path: &Path, bytes: &[u8]) -> Option<FileKind> {
     if fnabi::vmfb::looks_like_vmfb(bytes) {
         return Some(FileKind::Vmfb);
     }
-    if bytes.starts_with(b"\x7fELF") {
+    if fnabi::elf::looks_like_elf(bytes) {
         return Some(FileKind::SharedLibrary);
     }
     match path.extension().and_then(|e| e.to_str()) {

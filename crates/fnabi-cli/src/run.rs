@@ -149,7 +149,7 @@ fn module_kind(path: Option<&Path>, head: &[u8]) -> ModuleKind {
         _ => {}
     }
     match head {
-        [0x7f, b'E', b'L', b'F', ..] => ModuleKind::SharedLibrary,
+        _ if fnabi::elf::looks_like_elf(head) => ModuleKind::SharedLibrary,
         [b'P', b'K', 3, 4, ..] => ModuleKind::Vmfb,
         [_, _, _, _, b'I', b'R', b'E', b'E', ..] => ModuleKind::Vmfb,
         _ => ModuleKind::Mlir,

@@ -340,10 +340,21 @@ fn ranges_overlap(a: (usize, usize), b: (usize, usize)) -> bool {
 const SECTION_HEADER_SIZE: usize = 64;
 const SYMBOL_SIZE: usize = 24;
 
+/// True when `bytes` start with the ELF magic number (`\x7fELF`): an object
+/// file, shared library or executable; for dispatch on file kinds.
+///
+/// ```
+/// assert!(fnabi_mlir::elf::looks_like_elf(b"\x7fELF\x02\x01"));
+/// assert!(!fnabi_mlir::elf::looks_like_elf(b"\x93NUMPY") && !fnabi_mlir::elf::looks_like_elf(b""));
+/// ```
+pub fn looks_like_elf(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"\x7fELF")
+}
+
 impl<'a> ElfFile<'a> {
     /// Checks the ELF header and locates `.dynsym` and its string table.
     pub fn parse(data: &'a [u8]) -> Result<ElfFile<'a>, ParseError> {
-        if data.len() < 4 || &data[..4] != b"\x7fELF" {
+        if !looks_like_elf(data) {
             return Err(err(0, "the ELF magic number \\x7fELF"));
         }
         match data.get(4) {

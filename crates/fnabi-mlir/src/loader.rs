@@ -216,7 +216,7 @@ fn open_native(path: &Path, undefined: &[String]) -> Result<libloading::Library,
     if let Ok(mut f) = std::fs::File::open(path) {
         use std::io::Read;
         let mut magic = [0u8; 4];
-        if f.read_exact(&mut magic).is_err() || magic != *b"\x7fELF" {
+        if f.read_exact(&mut magic).is_err() || !crate::elf::looks_like_elf(&magic) {
             return Err(load_error(
                 path,
                 "it is not a shared library (no ELF header); fnabi loads MLIR source (.mlir), LLVM IR (.ll), bitcode \

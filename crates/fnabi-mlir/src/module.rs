@@ -109,13 +109,12 @@ impl MlirModule {
     pub unsafe fn load_with(path: impl AsRef<Path>, options: &CompileOptions) -> Result<MlirModule, Error> {
         let path = path.as_ref();
         let ext = path.extension().and_then(|e| e.to_str());
-        let is_library = |bytes: &[u8]| bytes.starts_with(b"\x7fELF");
         let bytes = if matches!(ext, Some("mlir" | "ll" | "bc")) {
             Some(std::fs::read(path).map_err(|e| MlirError::io(format!("cannot read {}", path.display()), e))?)
         } else {
             None
         };
-        let Some(bytes) = bytes.filter(|b| !is_library(b)) else {
+        let Some(bytes) = bytes.filter(|b| !crate::elf::looks_like_elf(b)) else {
             let bytes = std::fs::read(path).map_err(|e| MlirError::io(format!("cannot read {}", path.display()), e))?;
             // A library fnabi compiled carries its ABI; read from the file
             // (no code runs) and checked before loading.
