@@ -416,15 +416,20 @@ impl<'s> Cursor<'s> {
             let type_end = self.pos;
             let vector = self.spans.last().is_some_and(|&(_, _, v)| v);
             self.skip_trivia();
-            if named && is_tensor {
-                self.mark_read_only(type_end);
-            }
+            let attrs_at = self.pos;
+            let attrs = self.trailing_attrs()?;
             if named {
+                let declared = attrs
+                    .as_deref()
+                    .and_then(|a| a.iter().find(|(k, _)| k == "bufferization.writable"))
+                    .map(|(_, v)| *v != AttrValue::Int(0));
+                if is_tensor && declared.is_none() {
+                    self.mark_read_only(type_end, attrs_at, attrs.as_deref());
+                }
                 // A vector is read by fnabi's wrapper; a tensor is read-only
                 // unless its attributes say `bufferization.writable = true`.
-                self.read_only.push(vector || (is_tensor && self.declared_writable() != Some(true)));
+                self.read_only.push(vector || (is_tensor && declared != Some(true)));
             }
-            self.trailing_attrs()?;
             if self.eat(")") {
                 return Ok(out);
             }
@@ -435,39 +440,23 @@ impl<'s> Cursor<'s> {
     }
 
     /// Records the insertion that marks the tensor argument whose type
-    /// ends at `type_end` read-only: into its attribute dictionary (the
-    /// cursor is on it) or as a new one; nothing when the dictionary already
-    /// says whether it is writable.
-    fn mark_read_only(&mut self, type_end: usize) {
-        if self.peek() != Some(b'{') {
-            self.tensor_args.push((type_end, " {bufferization.writable = false}"));
-            return;
-        }
-        let open = self.pos;
-        let mut probe = Cursor::new(self.s, open, false);
-        let Ok(entries) = probe.dict(0) else { return };
-        if entries.iter().any(|(k, _)| k == "bufferization.writable") {
-            return;
-        }
-        self.tensor_args
-            .push((open + 1, if entries.is_empty() { READ_ONLY } else { "bufferization.writable = false, " }));
+    /// ends at `type_end` read-only: into its attribute dictionary `attrs`
+    /// (which opens at `attrs_at`) or as a new one. (The caller leaves alone
+    /// a dictionary that already says whether it is writable.)
+    fn mark_read_only(&mut self, type_end: usize, attrs_at: usize, attrs: Option<&[(String, AttrValue)]>) {
+        self.tensor_args.push(match attrs {
+            None => (type_end, " {bufferization.writable = false}"),
+            Some([]) => (attrs_at + 1, READ_ONLY),
+            Some(_) => (attrs_at + 1, "bufferization.writable = false, "),
+        });
     }
 
-    /// The `bufferization.writable` value of the argument attributes the
-    /// cursor is on, if they have one (`None` also without attributes).
-    fn declared_writable(&self) -> Option<bool> {
-        if self.peek() != Some(b'{') {
-            return None;
-        }
-        let mut probe = Cursor::new(self.s, self.pos, false);
-        let entries = probe.dict(0).ok()?;
-        entries.iter().find(|(k, _)| k == "bufferization.writable").map(|(_, v)| *v != AttrValue::Int(0))
-    }
-
-    /// Optional `{arg attrs}` and `loc(…)` after an argument or result type.
-    fn trailing_attrs(&mut self) -> Result<(), HeaderError> {
+    /// Optional `{arg attrs}` and `loc(…)` after an argument or result
+    /// type: the attributes, if there is a dictionary.
+    fn trailing_attrs(&mut self) -> Result<Option<Vec<(String, AttrValue)>>, HeaderError> {
+        let mut attrs = None;
         if self.peek() == Some(b'{') {
-            self.dict(0)?;
+            attrs = Some(self.dict(0)?);
             self.skip_trivia();
         }
         if self.at_keyword("loc") {
@@ -479,7 +468,7 @@ impl<'s> Cursor<'s> {
             self.skip_balanced()?;
             self.skip_trivia();
         }
-        Ok(())
+        Ok(attrs)
     }
 
     /// After `->`: one bare type or a parenthesised list.
