@@ -412,6 +412,17 @@ fn dtype_of(descr: &Bound<'_, PyArrayDescr>) -> Result<DType, Fail> {
 unsafe fn array_value<'py, 'a>(a: &Bound<'py, PyUntypedArray>, keep: &mut Keep<'py>) -> Result<Value<'a>, Fail> {
     let descr = a.dtype();
     let dtype = dtype_of(&descr)?;
+    // SAFETY: a live numpy array; its flags are read, not written.
+    let writeable = unsafe { (*a.as_array_ptr()).fields.flags } & npyffi::NPY_ARRAY_WRITEABLE != 0;
+    if !writeable && keep.copy_read_only {
+        // The code may write its arguments and this memory must not be
+        // written (a read-only mapping would fault, a `bytes` object would
+        // change under Python): a writable copy of the same dtype.
+        let copy = numpy_module(a.py())?.call_method1(pyo3::intern!(a.py(), "array"), (a,))?;
+        let c = copy.cast::<PyUntypedArray>().map_err(PyErr::from)?;
+        // SAFETY: forwarded to the caller (the copy goes to `keep` there).
+        return unsafe { array_value(c, keep) };
+    }
     let es = dtype.size();
     let native = descr.is_native_byteorder().unwrap_or(true);
     let shape = a.shape();
@@ -433,17 +444,6 @@ unsafe fn array_value<'py, 'a>(a: &Bound<'py, PyUntypedArray>, keep: &mut Keep<'
             large.as_deref()
         }
     };
-    // SAFETY: a live numpy array; its flags are read, not written.
-    let writeable = unsafe { (*a.as_array_ptr()).fields.flags } & npyffi::NPY_ARRAY_WRITEABLE != 0;
-    if !writeable && keep.copy_read_only {
-        // The code may write its arguments and this memory must not be
-        // written (a read-only mapping would fault, a `bytes` object would
-        // change under Python): a writable copy of the same dtype.
-        let copy = numpy_module(a.py())?.call_method1(pyo3::intern!(a.py(), "array"), (a,))?;
-        let c = copy.cast::<PyUntypedArray>().map_err(PyErr::from)?;
-        // SAFETY: forwarded to the caller (the copy goes to `keep` there).
-        return unsafe { array_value(c, keep) };
-    }
     let Some(strides) = strides.filter(|_| native && a.is_aligned()) else {
         // A value-preserving copy in native order (not a dtype cast).
         let py = a.py();

@@ -5,6 +5,8 @@ cache) and IREE modules. Expected values always come from numpy."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,16 @@ IREE = REPO / "crates" / "fnabi" / "tests" / "fixtures" / "iree"
 HERE = Path(__file__).resolve().parent
 PY_FIXTURES = HERE / "mlir" / "py_fixtures.mlir"
 MLP = REPO / "examples" / "mlp.mlir"
+
+
+def run_child(script: str, *args: object) -> subprocess.CompletedProcess:
+    """Runs ``script`` in a child interpreter with ``args`` as its
+    ``sys.argv[1:]``: for checks whose failure would be a crash or a hang
+    (a segfault, a deadlock holding the GIL), which then fail the test
+    instead of ending the run. Output as text; at most 120 s."""
+    return subprocess.run(
+        [sys.executable, "-c", script, *map(str, args)], capture_output=True, text=True, timeout=120
+    )
 
 
 @pytest.fixture(scope="session")

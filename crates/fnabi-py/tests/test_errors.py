@@ -4,14 +4,12 @@ expected vs got; nothing crashes."""
 from __future__ import annotations
 
 import pickle
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import fnabi
-from conftest import MLIR, REPO
+from conftest import MLIR, REPO, run_child
 from test_call import mlp_inputs
 
 
@@ -146,12 +144,7 @@ def test_values_nested_past_the_depth_limit():
     at the level where it passes the limit, not a stack overflow (100 000
     levels crashed the interpreter). In a child process, so that a crash
     fails the test instead of the run."""
-    run = subprocess.run(
-        [sys.executable, "-c", DEEP, str(REPO / "examples" / "mlp.mlir")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    run = run_child(DEEP, REPO / "examples" / "mlp.mlir")
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == [
         "129 at most 128 levels a list at level 129",

@@ -5,14 +5,12 @@ writes into its argument."""
 from __future__ import annotations
 
 import array
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import fnabi
-from conftest import MLIR
+from conftest import MLIR, run_child
 
 
 class DLPackOnly:
@@ -103,10 +101,5 @@ def test_read_only_memory_is_never_written(tmp_path):
     converted: then the copy is), and a tensor-level
     function (which cannot write its argument) reads read-only memory as it
     is. In a child process, so that a crash fails the test."""
-    run = subprocess.run(
-        [sys.executable, "-c", READ_ONLY, str(MLIR / "in_place.mlir"), str(tmp_path / "y.npy")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    run = run_child(READ_ONLY, MLIR / "in_place.mlir", tmp_path / "y.npy")
     assert (run.returncode, run.stdout.strip()) == (0, "ok"), run.stderr

@@ -6,15 +6,13 @@ from __future__ import annotations
 import concurrent.futures as cf
 import multiprocessing
 import pickle
-import subprocess
-import sys
 import threading
 import time
 
 import numpy as np
 
 import fnabi
-from conftest import MLIR, PY_FIXTURES
+from conftest import MLIR, PY_FIXTURES, run_child
 
 
 def spin_expected(n: int) -> float:
@@ -70,12 +68,7 @@ def test_a_conversion_that_calls_back_into_fnabi():
     then held): neither call blocks, and neither mixes up the keys. In a
     child process, so that a call that blocks (holding the GIL) fails the
     test instead of hanging it."""
-    run = subprocess.run(
-        [sys.executable, "-c", CALLS_BACK, str(MLIR / "sip_dict8.mlir")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    run = run_child(CALLS_BACK, MLIR / "sip_dict8.mlir")
     assert (run.returncode, run.stdout.strip()) == (0, "ok"), run.stderr
 
 

@@ -183,8 +183,8 @@ pub struct FuncDecl {
     /// write it: a `tensor<…>` argument (fnabi's pipeline bufferizes it
     /// `bufferization.writable = false`, unless its attributes say `true`)
     /// or a `vector<…>` one (fnabi's wrapper reads it). A `memref` argument
-    /// may be written in place. Empty for a function type read without
-    /// argument names (a `--signature`): nothing is known.
+    /// may be written in place. One per input when read from a header (a
+    /// `FuncDecl` made otherwise may leave it empty: nothing is known).
     pub read_only_inputs: Vec<bool>,
     /// Argument and result types.
     pub ty: FunctionType,
