@@ -12,22 +12,14 @@
 
 mod common;
 mod filecheck;
+#[path = "support/harness.rs"]
+mod harness;
 
 use fnabi::Value;
 use fnabi::mlir::MlirModule;
 
-const NAME: &str = "dialects_print_what_their_check_lines_say";
-
-/// Runs the check unless an argument (libtest's filter) excludes it by
-/// substring; prints libtest's lines. A failed check panics (exit 101).
 fn main() {
-    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    if filter.as_deref().is_some_and(|f| !NAME.contains(f)) {
-        println!("\ntest result: ok. 0 passed; 0 failed; 1 filtered out");
-        return;
-    }
-    dialects_print_what_their_check_lines_say();
-    println!("test {NAME} ... ok\n\ntest result: ok. 1 passed; 0 failed");
+    harness::run_tests(&[("dialects_print_what_their_check_lines_say", dialects_print_what_their_check_lines_say)]);
 }
 
 /// What `f` writes to file descriptor 1 (C's stdout included).

@@ -10,6 +10,9 @@
 //! caller prints. Hence this file has its own `main` (`harness = false`):
 //! the child is no test.
 
+#[path = "support/harness.rs"]
+mod harness;
+
 use fnabi::mlir::{Arg, Externals, HostFunctions, MlirLibrary, RuntimeUtils, parse_functions};
 use fnabi::{Array, Value};
 use std::process::Command;
@@ -36,21 +39,7 @@ fn main() {
         print_child();
         return;
     }
-    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    let (mut passed, mut failed) = (0, 0);
-    for (name, test) in TESTS.iter().filter(|(n, _)| filter.as_deref().is_none_or(|f| n.contains(f))) {
-        let ok = std::panic::catch_unwind(test).is_ok();
-        println!("test {name} ... {}", if ok { "ok" } else { "FAILED" });
-        if ok {
-            passed += 1;
-        } else {
-            failed += 1;
-        }
-    }
-    println!("\ntest result: {}. {passed} passed; {failed} failed", if failed == 0 { "ok" } else { "FAILED" });
-    if failed > 0 {
-        std::process::exit(101);
-    }
+    harness::run_tests(&TESTS);
 }
 
 /// The child: prints through Rust and through the module, interleaved.
