@@ -22,6 +22,13 @@ fnabi_leftovers() {
 }
 cargo test --workspace --all-targets --locked
 cargo test --workspace --doc --locked
+# The test binaries the workspace run above built, one line each:
+# "PACKAGE TARGET PATH" (TARGET `lib` for a library's unit tests). Asking for
+# them with `-p PACKAGE` instead would build each package again with its own
+# features, a second copy of four crates (time and several GB of disk), and
+# run binaries other than those the suite just ran.
+test_binaries=$(cargo test --workspace --all-targets --locked --no-run --message-format=json \
+  | python3 scripts/lib/test_binaries.py)
 # Runs test binary TEST of package PKG (`lib`: its unit tests, only those
 # whose names match the FILTERs) under valgrind (after an optional wrapper
 # command, WRAP): no memory errors and nothing definitely lost.
@@ -29,11 +36,10 @@ cargo test --workspace --doc --locked
 valgrind_test() {
   local pkg=$1 t=$2
   shift 2
-  local bin which=(--test "$t") wrap=("$@") filters=()
-  if [ "$t" = lib ]; then which=(--lib) wrap=() filters=("$@"); fi
-  bin=$(cargo test -p "$pkg" "${which[@]}" --locked --no-run --message-format=json 2>/dev/null \
-    | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
-  [ -n "$bin" ] || { echo "fnabi: could not locate the $pkg $t test binary" >&2; exit 1; }
+  local bin wrap=("$@") filters=()
+  if [ "$t" = lib ]; then wrap=() filters=("$@"); fi
+  bin=$(awk -v p="$pkg" -v t="$t" '$1 == p && $2 == t { print $3 }' <<<"$test_binaries")
+  [ -n "$bin" ] || { echo "fnabi: the workspace build made no $pkg $t test binary" >&2; exit 1; }
   "${wrap[@]}" valgrind --suppressions=scripts/valgrind.supp --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-possibly-lost=no --quiet \
     "$bin" --test-threads=2 --quiet "${filters[@]}"
 }
