@@ -150,8 +150,7 @@ fn module_kind(path: Option<&Path>, head: &[u8]) -> ModuleKind {
     }
     match head {
         _ if fnabi::elf::looks_like_elf(head) => ModuleKind::SharedLibrary,
-        [b'P', b'K', 3, 4, ..] => ModuleKind::Vmfb,
-        [_, _, _, _, b'I', b'R', b'E', b'E', ..] => ModuleKind::Vmfb,
+        _ if fnabi::vmfb::looks_like_vmfb(head) => ModuleKind::Vmfb,
         _ => ModuleKind::Mlir,
     }
 }
@@ -188,17 +187,22 @@ fn module_source(args: &RunArgs) -> Result<ModuleSource, CliError> {
     Ok(ModuleSource::Stdin(bytes))
 }
 
+/// How many leading bytes tell a module's kind: a `.vmfb` without a ZIP
+/// has its FlatBuffer identifier at bytes 8..12, after the size prefix and
+/// the root offset ([`fnabi::vmfb::looks_like_vmfb`]).
+const MODULE_HEAD: usize = 12;
+
 /// Loads the function to call.
 fn load_function(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliError> {
     let head: Vec<u8> = match source {
         ModuleSource::File(path) => {
-            let mut head = [0u8; 8];
-            let n = std::fs::File::open(path)
-                .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+            let mut head = Vec::with_capacity(MODULE_HEAD);
+            std::fs::File::open(path)
+                .and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, MODULE_HEAD as u64), &mut head))
                 .map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))?;
-            head[..n].to_vec()
+            head
         }
-        ModuleSource::Stdin(bytes) => bytes.iter().take(8).copied().collect(),
+        ModuleSource::Stdin(bytes) => bytes.iter().take(MODULE_HEAD).copied().collect(),
     };
     let path = match source {
         ModuleSource::File(p) => Some(p.as_path()),

@@ -427,3 +427,57 @@ fn backends_and_module_kinds_must_fit() {
     assert!(!ok);
     assert!(err.contains("gpu") && err.lines().count() == 1, "{err}");
 }
+
+/// A module as `iree-compile --iree-vm-emit-polyglot-zip=false` writes it: a
+/// bare, size-prefixed FlatBuffer (no ZIP), its identifier at bytes 8..12.
+/// `fnabi run` knows it by its bytes, as `fnabi inspect` does, whatever the
+/// file is called and from stdin; it was taken for MLIR source (`run` looked
+/// for the identifier at bytes 4..8).
+#[test]
+fn a_bare_flatbuffer_module_runs_by_its_bytes() {
+    let cache = scratch("bare");
+    let c = cache.to_str().unwrap();
+    let env = [("FNABI_CACHE_DIR", Some(c))];
+    let src = repo("crates/fnabi/tests/mlir/cross_backend.mlir");
+    let inputs = ["-f", "sum_and_double", "-i", "4xi32=1 -2 3 10"];
+    let want = "[0]: i32=12\n[1]: 4xi32=2 -4 6 20\n";
+    let mut args = vec![
+        "run",
+        src.to_str().unwrap(),
+        "--backend",
+        "iree",
+        "--iree-compile-flag=--iree-vm-emit-polyglot-zip=false",
+    ];
+    args.extend(inputs);
+    let (ok, out, err) = fnabi_env(&args, &env);
+    assert!(ok && out == want, "{out} {err}");
+    let built: Vec<PathBuf> = std::fs::read_dir(cache.join("iree"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "vmfb"))
+        .collect();
+    assert_eq!(built.len(), 1, "{built:?}");
+    let bytes = std::fs::read(&built[0]).unwrap();
+    assert!(!bytes.starts_with(b"PK") && &bytes[8..12] == b"IREE", "{:?}", &bytes[..12]);
+    let module = cache.join("module.bin");
+    std::fs::write(&module, &bytes).unwrap();
+    let mut args = vec!["run", module.to_str().unwrap()];
+    args.extend(inputs);
+    let (ok, out, err) = fnabi_env(&args, &env);
+    assert!(ok && out == want, "{out} {err}");
+    let (ok, out, err) = fnabi_env(&["inspect", module.to_str().unwrap()], &env);
+    assert!(ok && out.contains("bare)") && out.contains("sum_and_double"), "{out} {err}");
+    // From stdin.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fnabi"))
+        .args(["run", "--module=-"])
+        .args(inputs)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &bytes).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), want);
+}

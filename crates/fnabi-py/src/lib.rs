@@ -18,7 +18,8 @@ use std::path::PathBuf;
 ///   fnabi's default pipeline and cached by content hash in
 ///   ``$FNABI_CACHE_DIR``, else ``~/.cache/fnabi``, as ``fnabi run`` does);
 ///   a shared library of MLIR-compiled code (``.so``); or an IREE module
-///   (``.vmfb``, when the package was built with IREE).
+///   (``.vmfb``, when the package was built with IREE; a file by another
+///   name that starts as an IREE module is one).
 /// - ``device``: for IREE modules only: ``"local-sync"`` (default) or ``"local-task"``.
 /// - ``signature``: for a library without its source: an MLIR function type
 ///   (``"(memref<?xf32>, f32) -> memref<?xf32>"``) or a mangled raw

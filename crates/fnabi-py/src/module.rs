@@ -14,6 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use pyo3::types::{PyDict, PyString, PyTuple};
 use std::collections::HashMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -174,6 +175,9 @@ impl Module {
     ) -> PyResult<Module> {
         let signatures = Signatures::from_py(signature)?;
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        // An IREE module by another name (`iree-compile -o model.bin`) is
+        // known by its bytes, as `fnabi run` knows it.
+        let ext = if ext != "mlir" && ext != "vmfb" && looks_like_vmfb_file(&path) { "vmfb" } else { ext };
         let read_err = |e: std::io::Error| errors::to_py(py, fnabi::Error::io(path.display().to_string(), e));
         let iree = match backend {
             None | Some("mlir") => false,
@@ -270,6 +274,15 @@ impl Module {
         let names = self.names().unwrap_or_default().join(", ");
         errors::error(py, Kind::NotFound, format!("the module has no function {name:?} (it has: {names})"))
     }
+}
+
+/// Whether the file at `path` starts as a `.vmfb` does (a ZIP, or a
+/// size-prefixed FlatBuffer with IREE's identifier); `false` when it cannot
+/// be read (loading it then says why).
+fn looks_like_vmfb_file(path: &Path) -> bool {
+    let mut head = Vec::with_capacity(12);
+    std::fs::File::open(path).and_then(|f| f.take(12).read_to_end(&mut head)).is_ok()
+        && fnabi::vmfb::looks_like_vmfb(&head)
 }
 
 #[cfg(feature = "iree")]

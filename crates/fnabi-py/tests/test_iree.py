@@ -35,6 +35,21 @@ def test_add_module(add):
     np.testing.assert_array_equal(add.add(np.arange(8, dtype=np.float32)[::2], b), np.arange(8)[::2] + b)
 
 
+def test_a_module_by_another_name_is_known_by_its_bytes(iree_dir, tmp_path):
+    # `iree-compile -o model.bin`: an IREE module whatever its file is called,
+    # as `fnabi run` knows it; other files without a known extension still
+    # load as shared libraries (and say what they are not).
+    renamed = tmp_path / "model.bin"
+    renamed.write_bytes((iree_dir / "add.vmfb").read_bytes())
+    m = fnabi.load(renamed)
+    assert m.kind == "vmfb"
+    assert m.add_i32(2, 40) == 42
+    other = tmp_path / "weights.bin"
+    other.write_bytes(b"\0" * 64)
+    with pytest.raises(fnabi.LoadError, match="no ELF header"):
+        fnabi.load(other)
+
+
 def test_results_are_read_only_views_of_runtime_buffers(add):
     a = np.ones(4, np.float32)
     y = add.add_one(a)

@@ -35,7 +35,8 @@ def load(
       fnabi's default pipeline and cached by content hash in
       ``$FNABI_CACHE_DIR``, else ``~/.cache/fnabi``, as ``fnabi run`` does);
       a shared library of MLIR-compiled code (``.so``); or an IREE module
-      (``.vmfb``, when the package was built with IREE: see `has_iree`).
+      (``.vmfb``, when the package was built with IREE: see `has_iree`;
+      a file by another name that starts as an IREE module is one).
     - ``device``: for ``.vmfb`` only: ``"local-sync"`` (default) or
       ``"local-task"``.
     - ``signature``: for a library without its source: an MLIR function
