@@ -33,9 +33,11 @@ if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
 py="$(realpath "$venv")/bin/python"
-# mypy is pinned: each release adds stubtest checks, and CI must not fail
-# on a new one unannounced.
-"$py" -m pip install --quiet --disable-pip-version-check 'maturin>=1.7,<2' numpy pytest ml_dtypes 'mypy==2.4.1'
+# mypy and pyflakes are pinned: each release adds checks, and CI must not
+# fail on a new one unannounced.
+"$py" -m pip install --quiet --disable-pip-version-check 'maturin>=1.7,<2' numpy pytest ml_dtypes 'mypy==2.4.1' 'pyflakes==3.4.0'
+# The project's Python: no unused imports or names, no undefined ones.
+"$py" -m pyflakes crates/fnabi-py/python crates/fnabi-py/tests crates/fnabi-py/bench scripts
 
 # The wheel exactly as `pip install ./crates/fnabi-py` would build it (abi3,
 # with the Python sources and the typing stub), in the dev profile: the

@@ -77,7 +77,10 @@ fn from_raw(sig: &RawSignature) -> Vec<InputParam> {
                 RawType::Buffer(b) => InputType::Array {
                     dtype: DType::Scalar(b.dtype()),
                     dims: Some(
-                        b.dims().iter().map(|d| if let Dim::Static(n) = d { Some(*n as usize) } else { None }).collect(),
+                        b.dims()
+                            .iter()
+                            .map(|d| if let Dim::Static(n) = d { Some(*n as usize) } else { None })
+                            .collect(),
                     ),
                 },
                 _ => InputType::Any,

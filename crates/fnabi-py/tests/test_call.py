@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import fnabi
-from conftest import MLP, PY_FIXTURES, REPO
+from conftest import PY_FIXTURES, REPO
 
 
 def mlp_inputs():

@@ -16,7 +16,6 @@ from conftest import MLIR, PY_FIXTURES, run_child
 
 
 def spin_expected(n: int) -> float:
-    x = 0.0
     # Closed form of x = x * a + 1 from 0: (1 - a^n) / (1 - a).
     a = 0.999999
     return (1 - a**n) / (1 - a)
