@@ -248,11 +248,8 @@ fn load_function(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliE
         ModuleSource::Stdin(_) if kind == ModuleKind::SharedLibrary => {
             return Err(CliError("a shared library cannot be read from stdin: give its path".into()));
         }
-        ModuleSource::Stdin(bytes) => {
-            let text = std::str::from_utf8(bytes).map_err(|e| CliError(format!("<stdin> is not MLIR text: {e}")))?;
-            // SAFETY: as above.
-            unsafe { MlirModule::compile_with_options(text, &options) }?
-        }
+        // SAFETY: as above.
+        ModuleSource::Stdin(bytes) => unsafe { MlirModule::compile_named("<stdin>", None, bytes, &options) }?,
     };
     let externals = module.library().externals();
     if !externals.is_empty() {
@@ -264,6 +261,7 @@ fn load_function(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliE
             let names = module.function_names()?;
             match names.as_slice() {
                 [one] => one.clone(),
+                [] => return Err(CliError(format!("{label} defines no public function to call"))),
                 _ => {
                     return Err(CliError(format!(
                         "{label} has {} functions ({}): choose one with --function",
@@ -393,6 +391,9 @@ fn iree_function(args: &RunArgs, module: &fnabi_iree::IreeModule, label: &str) -
                 Some(one) => one.to_owned(),
                 None => {
                     let user: Vec<_> = names.iter().filter(|n| !n.starts_with("__")).cloned().collect();
+                    if user.is_empty() {
+                        return Err(CliError(format!("{label} exports no function to call")));
+                    }
                     return Err(CliError(format!(
                         "{label} exports {} functions ({}): choose one with --function",
                         user.len(),

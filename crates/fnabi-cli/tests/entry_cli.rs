@@ -419,10 +419,43 @@ fn llvm_level_modules_inspect_and_run_through_the_binary() {
         let (ok, _, err) = fnabi(&["run", f, "-f", "dot", "-i", "3xf32=1 2 3", "-i", "3xf32=4 5 6"]);
         assert!(!ok && err.contains("--signature") && err.lines().count() == 1, "{err}");
     }
-    // Text levels from stdin too.
-    for f in [&m, &ll] {
-        let text = std::fs::read_to_string(f).unwrap();
-        let (ok, out, err) = common::fnabi(["run", "--module=-", "-f", "main"], &text);
-        assert!(ok && out == "385\n", "{out} {err}");
+    // Every level from stdin too (bitcode known by its magic bytes).
+    for f in [&m, &ll, &bc] {
+        let (ok, out, err) = common::fnabi_bytes(["run", "--module=-", "-f", "main"], &std::fs::read(f).unwrap());
+        assert!(ok && out == "385\n", "{f:?}: {out} {err}");
+    }
+}
+
+/// MLIR source from stdin is checked as a file is, and its errors name
+/// `<stdin>`: an empty source, one without a function, one that only
+/// declares, text that is not UTF-8, a compile error at its line.
+#[test]
+fn source_from_stdin_is_checked_as_a_file_is() {
+    let d = tmpdir("stdin-source");
+    let cases: [(&[u8], &str); 5] = [
+        (b" \n", "fnabi: error: invalid argument: <stdin> is empty: there is nothing to compile\n"),
+        (
+            b"module {}\n",
+            "fnabi: error: invalid argument: <stdin> has no function to call: no `func.func` (MLIR source) or `llvm.func` (LLVM dialect) in it\n",
+        ),
+        (b"func.func private @f(i32) -> i32\n", "fnabi: error: <stdin> defines no public function to call\n"),
+        (
+            b"\xff\xfe",
+            "fnabi: error: invalid argument: <stdin> is not UTF-8 text: invalid utf-8 sequence of 1 bytes from index 0\n",
+        ),
+        (
+            b"func.func @f(%x: i32) -> i32 {\n  %y = arith.addi %x, %z : i32\n  return %y : i32\n}\n",
+            "<stdin>:2:23: error: use of undeclared SSA value name",
+        ),
+    ];
+    for (source, want) in cases {
+        let (ok, _, err) = common::fnabi_bytes(["run", "--module=-", "-i", "1"], source);
+        assert!(!ok && err.contains(want), "{:?}: {err}", String::from_utf8_lossy(source));
+        // A file says the same of itself.
+        let file = d.join("m.mlir");
+        std::fs::write(&file, source).unwrap();
+        let (ok, _, err) = common::fnabi(["run", file.to_str().unwrap(), "-i", "1"], "");
+        let mine = want.replace("<stdin>", file.to_str().unwrap());
+        assert!(!ok && err.contains(&mine), "{:?}: {err}", String::from_utf8_lossy(source));
     }
 }

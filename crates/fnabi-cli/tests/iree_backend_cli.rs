@@ -6,7 +6,7 @@
 //! user's file and line; a missing compiler. Real tools, nothing mocked.
 #![cfg(feature = "iree")]
 
-#[allow(dead_code)] // only `common::python` is used here
+#[allow(dead_code)] // only `common::python` and `common::fnabi_bytes` are used here
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -468,16 +468,8 @@ fn a_bare_flatbuffer_module_runs_by_its_bytes() {
     let (ok, out, err) = fnabi_env(&["inspect", module.to_str().unwrap()], &env);
     assert!(ok && out.contains("bare)") && out.contains("sum_and_double"), "{out} {err}");
     // From stdin.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fnabi"))
-        .args(["run", "--module=-"])
-        .args(inputs)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &bytes).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(String::from_utf8(out.stdout).unwrap(), want);
+    let mut args = vec!["run", "--module=-"];
+    args.extend(inputs);
+    let (ok, out, err) = common::fnabi_bytes(&args, &bytes);
+    assert!(ok && out == want, "{out} {err}");
 }

@@ -126,26 +126,47 @@ impl MlirModule {
             };
             return Ok(MlirModule { lib, llvm: None });
         };
+        // SAFETY: forwarded to the caller.
+        unsafe { MlirModule::compile_named(path, ext, &bytes, options) }
+    }
+
+    /// Compiles the source `bytes` of a file called `name` (its extension
+    /// `ext`, if any, tells `.ll` and `.bc` apart) as
+    /// [`load_with`](MlirModule::load_with) compiles a file it has read: an
+    /// empty source, one that is not UTF-8 and one without a function are
+    /// errors naming `name`, and so are the compile errors (`name:line:col`).
+    /// For sources that are not files: `fnabi run --module=-` names its
+    /// `<stdin>`.
+    ///
+    /// # Safety
+    /// As for [`MlirLibrary::compile`].
+    pub unsafe fn compile_named(
+        name: impl AsRef<Path>,
+        ext: Option<&str>,
+        bytes: &[u8],
+        options: &CompileOptions,
+    ) -> Result<MlirModule, Error> {
+        let name = name.as_ref();
         if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Err(Error::invalid_argument(format!("{} is empty: there is nothing to compile", path.display())));
+            return Err(Error::invalid_argument(format!("{} is empty: there is nothing to compile", name.display())));
         }
-        let options = options.clone().with_source_path(path);
-        let level = InputLevel::detect(ext, &bytes);
+        let options = options.clone().with_source_path(name);
+        let level = InputLevel::detect(ext, bytes);
         if level.is_llvm() {
             // SAFETY: forwarded to the caller.
-            let (lib, functions) = unsafe { MlirLibrary::compile_llvm_level(&bytes, level, &options) }?;
+            let (lib, functions) = unsafe { MlirLibrary::compile_llvm_level(bytes, level, &options) }?;
             return Ok(MlirModule { lib, llvm: Some(Arc::new(functions)) });
         }
-        let src = String::from_utf8(bytes)
-            .map_err(|e| Error::invalid_argument(format!("{} is not UTF-8 text: {e}", path.display())))?;
+        let src = std::str::from_utf8(bytes)
+            .map_err(|e| Error::invalid_argument(format!("{} is not UTF-8 text: {e}", name.display())))?;
         if !src.contains("func.func") {
             return Err(Error::invalid_argument(format!(
                 "{} has no function to call: no `func.func` (MLIR source) or `llvm.func` (LLVM dialect) in it",
-                path.display()
+                name.display()
             )));
         }
         // SAFETY: forwarded to the caller.
-        unsafe { MlirModule::compile_with_options(&src, &options) }
+        unsafe { MlirModule::compile_with_options(src, &options) }
     }
 
     /// Compiles MLIR source text (cached) and loads it.

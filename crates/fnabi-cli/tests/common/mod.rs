@@ -8,6 +8,11 @@ use std::process::{Command, Stdio};
 /// input; returns whether it succeeded, its stdout and its stderr.
 #[allow(dead_code)] // Some test binaries run it with their own environment.
 pub fn fnabi<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>, stdin: &str) -> (bool, String, String) {
+    fnabi_bytes(args, stdin.as_bytes())
+}
+
+/// [`fnabi`] with any bytes on stdin (a module: bitcode, a `.vmfb`).
+pub fn fnabi_bytes<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>, stdin: &[u8]) -> (bool, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_fnabi"))
         .args(args)
         .stdin(Stdio::piped())
@@ -16,7 +21,7 @@ pub fn fnabi<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>, stdin: &str) ->
         .spawn()
         .unwrap();
     // The command may fail (and exit) before reading its input: a closed pipe is fine.
-    if let Err(e) = child.stdin.take().unwrap().write_all(stdin.as_bytes()) {
+    if let Err(e) = child.stdin.take().unwrap().write_all(stdin) {
         assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
     }
     let out = child.wait_with_output().unwrap();
