@@ -433,16 +433,13 @@ fn llvm_level_modules_inspect_and_run_through_the_binary() {
 fn source_from_stdin_is_checked_as_a_file_is() {
     let d = tmpdir("stdin-source");
     let cases: [(&[u8], &str); 5] = [
-        (b" \n", "fnabi: error: invalid argument: <stdin> is empty: there is nothing to compile\n"),
+        (b" \n", "fnabi: error: <stdin> is empty: there is nothing to compile\n"),
         (
             b"module {}\n",
-            "fnabi: error: invalid argument: <stdin> has no function to call: no `func.func` (MLIR source) or `llvm.func` (LLVM dialect) in it\n",
+            "fnabi: error: <stdin> has no function to call: no `func.func` (MLIR source) or `llvm.func` (LLVM dialect) in it\n",
         ),
         (b"func.func private @f(i32) -> i32\n", "fnabi: error: <stdin> defines no public function to call\n"),
-        (
-            b"\xff\xfe",
-            "fnabi: error: invalid argument: <stdin> is not UTF-8 text: invalid utf-8 sequence of 1 bytes from index 0\n",
-        ),
+        (b"\xff\xfe", "fnabi: error: <stdin> is not UTF-8 text: invalid utf-8 sequence of 1 bytes from index 0\n"),
         (
             b"func.func @f(%x: i32) -> i32 {\n  %y = arith.addi %x, %z : i32\n  return %y : i32\n}\n",
             "<stdin>:2:23: error: use of undeclared SSA value name",

@@ -134,7 +134,8 @@ impl MlirModule {
     /// `ext`, if any, tells `.ll` and `.bc` apart) as
     /// [`load_with`](MlirModule::load_with) compiles a file it has read: an
     /// empty source, one that is not UTF-8 and one without a function are
-    /// errors naming `name`, and so are the compile errors (`name:line:col`).
+    /// errors naming `name` ([`MlirError::Load`]), and so are the compile
+    /// errors (`name:line:col`).
     /// For sources that are not files: `fnabi run --module=-` names its
     /// `<stdin>`.
     ///
@@ -148,7 +149,7 @@ impl MlirModule {
     ) -> Result<MlirModule, Error> {
         let name = name.as_ref();
         if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Err(Error::invalid_argument(format!("{} is empty: there is nothing to compile", name.display())));
+            return Err(MlirError::Load(format!("{} is empty: there is nothing to compile", name.display())).into());
         }
         let options = options.clone().with_source_path(name);
         let level = InputLevel::detect(ext, bytes);
@@ -158,12 +159,13 @@ impl MlirModule {
             return Ok(MlirModule { lib, llvm: Some(Arc::new(functions)) });
         }
         let src = std::str::from_utf8(bytes)
-            .map_err(|e| Error::invalid_argument(format!("{} is not UTF-8 text: {e}", name.display())))?;
+            .map_err(|e| Error::from(MlirError::Load(format!("{} is not UTF-8 text: {e}", name.display()))))?;
         if !src.contains("func.func") {
-            return Err(Error::invalid_argument(format!(
+            return Err(MlirError::Load(format!(
                 "{} has no function to call: no `func.func` (MLIR source) or `llvm.func` (LLVM dialect) in it",
                 name.display()
-            )));
+            ))
+            .into());
         }
         // SAFETY: forwarded to the caller.
         unsafe { MlirModule::compile_with_options(src, &options) }

@@ -143,13 +143,17 @@ impl Module {
                     // SAFETY: loading a module runs the code it was compiled
                     // from, which is what the caller of `fnabi.load` asks for.
                     Source::Mlir { text, path, runtime_checks } => {
-                        let mut options =
-                            fnabi::mlir::CompileOptions::default().with_runtime_verification(*runtime_checks);
-                        if let Some(p) = path {
-                            options = options.with_source_path(p);
+                        let options = fnabi::mlir::CompileOptions::default().with_runtime_verification(*runtime_checks);
+                        match path {
+                            // A file is checked as `fnabi run` checks it
+                            // (empty, no function) and names its errors.
+                            // SAFETY: as below (the code compiled from `text` runs).
+                            Some(p) => Loaded::Mlir(unsafe {
+                                MlirModule::compile_named(p, Some("mlir"), text.as_bytes(), &options)
+                            }?),
+                            // SAFETY: as below (the code compiled from `text` runs).
+                            None => Loaded::Mlir(unsafe { MlirModule::compile_with_options(text, &options) }?),
                         }
-                        // SAFETY: as below (the code compiled from `text` runs).
-                        Loaded::Mlir(unsafe { MlirModule::compile_with_options(text, &options) }?)
                     }
                     // SAFETY: as above (the library's initialisers run).
                     Source::Library { path } => Loaded::Mlir(unsafe { MlirModule::load(path) }?),

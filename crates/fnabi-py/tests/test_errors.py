@@ -174,6 +174,17 @@ def test_lookup_errors(mlp, tmp_path):
     assert "mlir-opt" in str(e.value)
     with pytest.raises(fnabi.CallError):
         fnabi.load(MLIR / "scalars.mlir", device="local-task")
+    # A file is checked as `fnabi run` checks it; source text is any module.
+    for text, message in [
+        (" \n", "is empty: there is nothing to compile"),
+        ("module {}\n", "has no function to call"),
+    ]:
+        src = tmp_path / "nothing.mlir"
+        src.write_text(text)
+        with pytest.raises(fnabi.LoadError, match=message) as e:
+            fnabi.load(src)
+        assert str(src) in str(e.value)
+        assert fnabi.compile_mlir(text).functions == []
 
 
 def test_signature_errors():
