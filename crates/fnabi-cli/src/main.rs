@@ -80,7 +80,7 @@ enum Command {
     Flatten(flatten::FlattenArgs),
     /// Show what a compiled module declares: exports, calling conventions, reflection.
     Inspect(inspect::InspectArgs),
-    /// Call a function of a compiled module (.mlir, .so, .vmfb) and print its results.
+    /// Call a function of a compiled module (.mlir, .ll, .bc, .so, .vmfb) and print its results.
     Run(run::RunArgs),
     /// Compile an MLIR module to a shared library that carries its own ABI.
     Compile(compile::CompileArgs),

@@ -27,8 +27,10 @@ use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// The module: `.mlir` source (compiled and cached), a shared library
-    /// of MLIR-compiled code (`.so`), or an IREE module (`.vmfb`).
+    /// The module: `.mlir` source at any level, tensor to LLVM dialect
+    /// (compiled and cached), LLVM IR (`.ll`, `.bc`), a shared library of
+    /// MLIR-compiled code (`.so`), or an IREE module (`.vmfb`; known by its
+    /// bytes under any name).
     #[arg(value_name = "MODULE")]
     module: Option<PathBuf>,
     /// The module, as `iree-run-module` takes it (`-` reads it from stdin).
