@@ -14,7 +14,9 @@ use std::process::ExitCode;
 #[derive(Args)]
 pub struct InspectArgs {
     /// The module file: an IREE `.vmfb`, an MLIR source `.mlir`, or a shared
-    /// library of MLIR-compiled code `.so`.
+    /// library of MLIR-compiled code `.so`; `-` reads it from stdin (MLIR
+    /// text unless its bytes say otherwise).
+    #[arg(allow_hyphen_values = true)]
     file: PathBuf,
     /// Print a JSON description instead of text.
     #[arg(long)]
@@ -33,13 +35,16 @@ pub enum FileKind {
 }
 
 /// The kind of `bytes` read from `path`: content first (ZIP/IREE magic,
-/// ELF magic), then the extension.
+/// ELF magic, LLVM bitcode magic), then the extension.
 pub fn detect(path: &Path, bytes: &[u8]) -> Option<FileKind> {
     if fnabi::vmfb::looks_like_vmfb(bytes) {
         return Some(FileKind::Vmfb);
     }
     if fnabi::elf::looks_like_elf(bytes) {
         return Some(FileKind::SharedLibrary);
+    }
+    if fnabi::mlir::InputLevel::looks_like_bitcode(bytes) {
+        return Some(FileKind::Mlir);
     }
     match path.extension().and_then(|e| e.to_str()) {
         Some("vmfb") => Some(FileKind::Vmfb),
@@ -49,10 +54,19 @@ pub fn detect(path: &Path, bytes: &[u8]) -> Option<FileKind> {
     }
 }
 
-pub fn inspect(args: InspectArgs) -> Result<ExitCode, CliError> {
+pub fn inspect(mut args: InspectArgs) -> Result<ExitCode, CliError> {
+    let stdin = args.file.as_os_str() == "-";
+    let bytes = if stdin {
+        let mut bytes = Vec::new();
+        crate::read_stdin(&mut bytes).map_err(|e| CliError(format!("cannot read the module from stdin: {e}")))?;
+        args.file = PathBuf::from("<stdin>");
+        bytes
+    } else {
+        crate::read_file(&args.file).map_err(|e| CliError(format!("cannot read {}: {e}", args.file.display())))?
+    };
     let shown = args.file.display();
-    let bytes = crate::read_file(&args.file).map_err(|e| CliError(format!("cannot read {shown}: {e}")))?;
-    match detect(&args.file, &bytes) {
+    let kind = detect(&args.file, &bytes).or(stdin.then_some(FileKind::Mlir));
+    match kind {
         Some(FileKind::Vmfb) => {
             let m = Module::parse(&bytes).map_err(|e| CliError(format!("{shown}: {e}")))?;
             if args.json {
@@ -71,7 +85,7 @@ pub fn inspect(args: InspectArgs) -> Result<ExitCode, CliError> {
             Ok(ExitCode::SUCCESS)
         }
         None => Err(CliError(format!(
-            "{shown}: cannot tell what kind of file this is (expected an IREE .vmfb, an MLIR .mlir or a shared library .so)"
+            "{shown}: cannot tell what kind of file this is (expected an IREE .vmfb, MLIR .mlir, LLVM IR .ll or .bc, or a shared library .so)"
         ))),
     }
 }

@@ -419,11 +419,21 @@ fn llvm_level_modules_inspect_and_run_through_the_binary() {
         let (ok, _, err) = fnabi(&["run", f, "-f", "dot", "-i", "3xf32=1 2 3", "-i", "3xf32=4 5 6"]);
         assert!(!ok && err.contains("--signature") && err.lines().count() == 1, "{err}");
     }
-    // Every level from stdin too (bitcode known by its magic bytes).
+    // Every level from stdin too (bitcode known by its magic bytes), run
+    // and inspected; and bitcode under a name without `.bc`.
     for f in [&m, &ll, &bc] {
-        let (ok, out, err) = common::fnabi_bytes(["run", "--module=-", "-f", "main"], &std::fs::read(f).unwrap());
+        let bytes = std::fs::read(f).unwrap();
+        let (ok, out, err) = common::fnabi_bytes(["run", "--module=-", "-f", "main"], &bytes);
         assert!(ok && out == "385\n", "{f:?}: {out} {err}");
+        let (ok, out, err) = common::fnabi_bytes(["inspect", "-"], &bytes);
+        assert!(ok && out.starts_with("<stdin>: ") && out.contains("@main() -> (i32)"), "{f:?}: {out} {err}");
     }
+    let unnamed = d.join("user-bitcode");
+    std::fs::copy(&bc, &unnamed).unwrap();
+    let (ok, out, err) = fnabi(&["run", unnamed.to_str().unwrap(), "-f", "main"]);
+    assert!(ok && out == "385\n", "{out} {err}");
+    let (ok, out, err) = fnabi(&["inspect", unnamed.to_str().unwrap()]);
+    assert!(ok && out.contains("LLVM bitcode, 4 callable function(s)"), "{out} {err}");
 }
 
 /// MLIR source from stdin is checked as a file is, and its errors name

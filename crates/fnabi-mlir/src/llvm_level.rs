@@ -57,12 +57,23 @@ impl fmt::Display for InputLevel {
 const BITCODE_MAGIC: [u8; 4] = [b'B', b'C', 0xC0, 0xDE];
 
 impl InputLevel {
+    /// Whether `bytes` start as LLVM bitcode does (`BC\xC0\xDE`).
+    ///
+    /// ```
+    /// use fnabi_mlir::InputLevel;
+    /// assert!(InputLevel::looks_like_bitcode(b"BC\xC0\xDE\x35\x14"));
+    /// assert!(!InputLevel::looks_like_bitcode(b"\x7fELF"));
+    /// ```
+    pub fn looks_like_bitcode(bytes: &[u8]) -> bool {
+        bytes.starts_with(&BITCODE_MAGIC)
+    }
+
     /// The level of `bytes` read from a file with extension `ext`: bitcode
     /// by its magic (or `.bc`), LLVM IR by `.ll` (or a `define`/`target
     /// triple` line outside MLIR), LLVM-dialect MLIR when the text has
     /// `llvm.func` and no `func.func`; else MLIR source.
     pub fn detect(ext: Option<&str>, bytes: &[u8]) -> InputLevel {
-        if bytes.starts_with(&BITCODE_MAGIC) || ext == Some("bc") {
+        if InputLevel::looks_like_bitcode(bytes) || ext == Some("bc") {
             return InputLevel::Bitcode;
         }
         if ext == Some("ll") {

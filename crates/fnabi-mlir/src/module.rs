@@ -103,19 +103,21 @@ impl MlirModule {
     ///
     /// Every level of input is taken: `.mlir` source (tensor or memref
     /// level), LLVM-dialect `.mlir` (functions are `llvm.func`), LLVM IR
-    /// (`.ll`) and bitcode (`.bc`) skip the stages already done (see
-    /// [`crate::llvm_level`]); a shared library is opened, typed by the ABI
+    /// (`.ll`) and bitcode (`.bc`, or known by its magic bytes under any
+    /// name) skip the stages already done (see [`crate::llvm_level`]); a
+    /// shared library is opened, typed by the ABI
     /// that `fnabi compile` embeds (see [`crate::abi_embed`]) when it has one.
     pub unsafe fn load_with(path: impl AsRef<Path>, options: &CompileOptions) -> Result<MlirModule, Error> {
         let path = path.as_ref();
         let ext = path.extension().and_then(|e| e.to_str());
-        let bytes = if matches!(ext, Some("mlir" | "ll" | "bc")) {
-            Some(std::fs::read(path).map_err(|e| MlirError::io(format!("cannot read {}", path.display()), e))?)
-        } else {
-            None
+        let bytes = std::fs::read(path).map_err(|e| MlirError::io(format!("cannot read {}", path.display()), e))?;
+        // Source by its name (unless it is an ELF file), or bitcode by its
+        // magic bytes under any name; anything else is a library.
+        let source = match ext {
+            Some("mlir" | "ll" | "bc") => !crate::elf::looks_like_elf(&bytes),
+            _ => InputLevel::looks_like_bitcode(&bytes),
         };
-        let Some(bytes) = bytes.filter(|b| !crate::elf::looks_like_elf(b)) else {
-            let bytes = std::fs::read(path).map_err(|e| MlirError::io(format!("cannot read {}", path.display()), e))?;
+        if !source {
             // A library fnabi compiled carries its ABI; read from the file
             // (no code runs) and checked before loading.
             let lib = match crate::abi_embed::read_abi_text(&bytes).ok().flatten() {
@@ -125,7 +127,7 @@ impl MlirModule {
                 None => unsafe { MlirLibrary::open(path) }?,
             };
             return Ok(MlirModule { lib, llvm: None });
-        };
+        }
         // SAFETY: forwarded to the caller.
         unsafe { MlirModule::compile_named(path, ext, &bytes, options) }
     }
