@@ -142,7 +142,14 @@ pub fn parse_value(text: &str) -> Result<Value<'static>, ParseError> {
     if let Some(v) = parse_int(t) {
         return v.map(Value::Int).map_err(|_| invalid(start, format!("integer `{t}` does not fit in 64 bits")));
     }
-    parse_float(t).map(Value::Float).ok_or_else(|| invalid(start, format!("`{t}` is not a number")))
+    parse_float(t).map(Value::Float).ok_or_else(|| {
+        // `2x3xf32` or `f32`: an array's header without its values.
+        let ty = t.rsplit('x').next().unwrap_or(t);
+        match dtype_from_name(ty) {
+            Some(_) => invalid(start, format!("`{t}` is not a number (an array is `{t}=VALUES`; one value fills it)")),
+            None => invalid(start, format!("`{t}` is not a number")),
+        }
+    })
 }
 
 /// Parses an array in IREE's text form (see the module docs).

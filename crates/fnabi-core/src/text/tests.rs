@@ -232,5 +232,7 @@ fn errors_have_offsets() {
     assert!(err("99999999999x99999999999x99999999999xf32=1").contains("too large"));
     assert_eq!(err("2x2xi8=[1]"), "at byte 7: a single value that fills the array takes no brackets");
     assert!(parse_array("2xf32").unwrap_err().to_string().contains("expected `SHAPExTYPE=VALUES`"));
-    assert_eq!(err("2xf32"), "at byte 0: `2xf32` is not a number");
+    assert_eq!(err("2xf32"), "at byte 0: `2xf32` is not a number (an array is `2xf32=VALUES`; one value fills it)");
+    assert_eq!(err(" f16"), "at byte 1: `f16` is not a number (an array is `f16=VALUES`; one value fills it)");
+    assert_eq!(err("2xfoo"), "at byte 0: `2xfoo` is not a number");
 }
