@@ -171,7 +171,7 @@ fn inspect_llvm(path: &Path, bytes: &[u8], level: InputLevel, as_json: bool) -> 
     let functions = LlvmFunctions::scan(&text);
     let callable = functions.callable();
     let entries: Vec<(String, Result<fnabi::mlir::llvm_level::LlvmEntry, String>)> =
-        callable.iter().map(|n| (n.clone(), functions.entry(n))).collect();
+        callable.iter().map(|n| (n.clone(), functions.entry(n).map_err(|e| e.to_string()))).collect();
     if as_json {
         let items: Vec<Json> = entries
             .iter()

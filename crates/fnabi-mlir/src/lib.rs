@@ -90,6 +90,12 @@ pub enum MlirError {
     /// A function or symbol that is not there.
     #[error("{0}")]
     NotFound(String),
+    /// A function of an LLVM-level module that fnabi cannot type by itself
+    /// (it takes pointers, memref descriptors whose element types the module
+    /// no longer records): the message says what to give, usually its MLIR
+    /// function type as a signature.
+    #[error("{0}")]
+    NeedsSignature(String),
     /// The MLIR/LLVM command-line tools are not installed.
     #[error("{0}")]
     ToolsMissing(String),

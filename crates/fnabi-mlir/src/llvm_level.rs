@@ -13,6 +13,7 @@
 //! header itself and called by its own symbol when it has no
 //! `_mlir_ciface_` wrapper (for scalars the two conventions are the same).
 
+use crate::MlirError;
 use crate::symbol::quoted_name;
 use fnabi_abi::mlir::types::{ElementType, FunctionType, MlirType};
 use std::fmt;
@@ -337,30 +338,37 @@ impl LlvmFunctions {
 
     /// How to call `name` when no signature is given: its scalar-only
     /// header (the `_mlir_ciface_` wrapper's when there is one).
-    pub fn entry(&self, name: &str) -> Result<LlvmEntry, String> {
+    /// Errors: [`MlirError::NeedsSignature`] for a function defined here
+    /// that its header cannot type, [`MlirError::NotFound`] for a name
+    /// defined nowhere.
+    pub fn entry(&self, name: &str) -> Result<LlvmEntry, MlirError> {
         let wrapper = format!("{CIFACE}{name}");
         if let Some(w) = self.get(&wrapper) {
             return match w.scalar_type() {
                 Some(ty) => Ok(LlvmEntry { symbol: wrapper, ty }),
-                None => Err(format!(
+                None => Err(MlirError::NeedsSignature(format!(
                     "{} takes pointers (memref descriptors), whose element types the LLVM-level module no \
-                     longer records: give @{name}'s MLIR function type with --signature (each `ptr` a memref \
+                     longer records: give @{name}'s MLIR function type as its signature (`fnabi run \
+                     --signature`, Python's `fnabi.load(..., signature=)`; each `ptr` a memref \
                      argument, or with a void result a leading one for the results: `(memref<?xf32>, f32) -> \
                      memref<?xf32>` is `(ptr, ptr, f32) -> void`)",
                     w.header()
-                )),
+                ))),
             };
         }
         match self.get(name) {
             Some(f) => match f.scalar_type() {
                 Some(ty) => Ok(LlvmEntry { symbol: name.to_owned(), ty }),
-                None => Err(format!(
+                None => Err(MlirError::NeedsSignature(format!(
                     "{} has no {CIFACE}{name} wrapper and is not scalar-only: lower it with \
                      `llvm.emit_c_interface` (or --llvm-request-c-wrappers) to call it with memrefs",
                     f.header()
-                )),
+                ))),
             },
-            None => Err(format!("no function @{name} is defined (callable: {})", self.callable().join(", "))),
+            None => Err(MlirError::NotFound(format!(
+                "no function @{name} is defined (callable: {})",
+                self.callable().join(", ")
+            ))),
         }
     }
 
@@ -610,14 +618,16 @@ mod tests {
         assert_eq!(f.entry("main").unwrap(), LlvmEntry { symbol: "main".into(), ty: "() -> i32".parse().unwrap() });
         assert_eq!(f.entry("axpy").unwrap().ty, "(f64, i64) -> f64".parse().unwrap());
         let e = f.entry("sum").unwrap_err();
-        assert!(e.contains("--signature"), "{e}");
+        assert!(matches!(e, MlirError::NeedsSignature(_)), "{e:?}");
+        assert!(e.to_string().contains("--signature") && e.to_string().contains("signature="), "{e}");
         let ok = f.entry_with_type("sum", "(memref<?xf32>) -> f32".parse().unwrap()).unwrap();
         assert_eq!(ok.symbol, "_mlir_ciface_sum");
         let e = f.entry_with_type("sum", "(memref<?xf32>, f32) -> f32".parse().unwrap()).unwrap_err();
         assert!(e.contains("contradicts") && e.contains("@_mlir_ciface_sum(ptr, f32) -> f32"), "{e}");
         let e = f.entry_with_type("sum", "(memref<?xf32>) -> memref<?xf32>".parse().unwrap()).unwrap_err();
         assert!(e.contains("(ptr, ptr) -> void"), "{e}");
-        assert!(f.entry("nope").unwrap_err().contains("callable: sum, main, axpy"));
+        let e = f.entry("nope").unwrap_err();
+        assert!(matches!(&e, MlirError::NotFound(m) if m.contains("callable: sum, main, axpy")), "{e:?}");
     }
 
     #[test]

@@ -241,7 +241,7 @@ impl MlirModule {
     /// and ABI attributes.
     pub fn function(&self, name: &str) -> Result<Function, Error> {
         if let Some(llvm) = &self.llvm {
-            let entry = llvm.entry(name).map_err(MlirError::NotFound)?;
+            let entry = llvm.entry(name)?;
             let f = self.lib.function_at(name, &entry.symbol, entry.ty)?;
             return Ok(Function::new(MlirBackend::new(f, &self.lib)?));
         }

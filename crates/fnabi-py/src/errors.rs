@@ -111,6 +111,7 @@ pub fn to_py(py: Python<'_>, e: fnabi::Error) -> PyErr {
             }
             MlirError::RuntimeCheck { .. } => plain(Kind::Execution),
             MlirError::NotFound(_) => plain(Kind::NotFound),
+            MlirError::NeedsSignature(_) => plain(Kind::Load),
             MlirError::HostFunction { .. } => plain(Kind::Execution),
             MlirError::Io { .. } | MlirError::Load(_) => plain(Kind::Load),
             _ => plain(Kind::Base),

@@ -21,9 +21,12 @@ use std::path::PathBuf;
 ///   (``.vmfb``, when the package was built with IREE; a file by another
 ///   name that starts as an IREE module is one).
 /// - ``device``: for IREE modules only: ``"local-sync"`` (default) or ``"local-task"``.
-/// - ``signature``: for a library without its source: an MLIR function type
-///   (``"(memref<?xf32>, f32) -> memref<?xf32>"``) or a mangled raw
-///   signature, used for every function; or a dict of them by function name.
+/// - ``signature``: for functions whose types the module does not record (a
+///   library without its source; an LLVM-level module's functions that take
+///   pointers): an MLIR function type (``"(memref<?xf32>, f32) ->
+///   memref<?xf32>"``) or a mangled raw signature, used for every function;
+///   or a dict of them by function name. A function whose type is known is
+///   checked against it.
 /// - ``backend``: for ``.mlir`` files: ``"mlir"`` (default: Debian's MLIR
 ///   tools, native code in this process) or ``"iree"`` (``iree-compile``
 ///   3.13, then IREE's runtime; needs the package's IREE feature), to

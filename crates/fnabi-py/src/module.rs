@@ -213,14 +213,14 @@ impl Module {
         }
         let source = match ext {
             "mlir" => {
-                if !matches!(signatures, Signatures::None) {
-                    return Err(errors::error(
-                        py,
-                        Kind::Call,
-                        "signature= is for libraries without their source; an .mlir file declares its functions",
-                    ));
-                }
                 if iree {
+                    if !matches!(signatures, Signatures::None) {
+                        return Err(errors::error(
+                            py,
+                            Kind::Call,
+                            "signature= applies to the MLIR backend (IREE modules declare their functions)",
+                        ));
+                    }
                     let bytes = compile_for_iree(py, &path)?;
                     return Module::open(py, vmfb_source(py, Some(path), Some(bytes), device)?, signatures);
                 }

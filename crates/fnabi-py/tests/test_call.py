@@ -5,13 +5,14 @@ shape of results."""
 from __future__ import annotations
 
 import json
+import subprocess
 
 import ml_dtypes
 import numpy as np
 import pytest
 
 import fnabi
-from conftest import PY_FIXTURES, REPO
+from conftest import MLIR, PY_FIXTURES, REPO
 
 
 def mlp_inputs():
@@ -338,6 +339,35 @@ def test_library_without_source(pyfix):
     np.testing.assert_array_equal(g(np.arange(2, dtype=np.float32)), [1, 0])
     h = bare.function("count_above", signature=fnabi.mangle("(Buffer<sint32[?]>, sint32) -> (sint32)"))
     assert h(x, 5) == int((x > 5).sum())
+
+
+def test_llvm_level_module_needs_signatures_for_pointers(tmp_path):
+    """An LLVM-dialect module (lowered here by Debian's mlir-opt): scalar
+    functions run as they are; one that takes memref descriptors needs its
+    MLIR type, and asking for it without one is a LoadError that says how
+    (not a missing function: it is listed and `in` the module)."""
+    lowered = tmp_path / "lowered.mlir"
+    flags = ["--convert-scf-to-cf", "--expand-strided-metadata", "--finalize-memref-to-llvm"]
+    flags += ["--convert-arith-to-llvm", "--convert-index-to-llvm", "--convert-cf-to-llvm"]
+    flags += ["--convert-func-to-llvm", "--reconcile-unrealized-casts"]
+    subprocess.run(["mlir-opt-22", str(MLIR / "llvm_entry.mlir"), "-o", str(lowered), *flags], check=True)
+    m = fnabi.load(lowered)
+    assert "dot" in m.functions and "dot" in m
+    assert m.main() == sum(i * i for i in range(1, 11))
+    with pytest.raises(fnabi.LoadError, match=r"signature=") as e:
+        m.dot
+    assert not isinstance(e.value, fnabi.FunctionNotFoundError)
+    with pytest.raises(fnabi.FunctionNotFoundError):
+        m.nope
+    typed = fnabi.load(lowered, signature={"dot": "(memref<?xf32>, memref<?xf32>) -> f32"})
+    a, b = np.arange(1, 4, dtype=np.float32), np.arange(4, 7, dtype=np.float32)
+    assert typed.dot(a, b) == float(a @ b)
+    # The source's own type is checked against a given one.
+    source = fnabi.load(MLIR / "llvm_entry.mlir", signature={"dot": "(memref<?xf64>, memref<?xf64>) -> f64"})
+    with pytest.raises(fnabi.CallError, match="expected"):
+        source.dot(a, b)
+    source = fnabi.load(MLIR / "llvm_entry.mlir", signature={"dot": "(memref<?xf32>, memref<?xf32>) -> f32"})
+    assert source.dot(a, b) == float(a @ b)
 
 
 def test_float8_passes_through_ml_dtypes():

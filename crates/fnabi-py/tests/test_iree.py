@@ -173,5 +173,7 @@ def test_mlir_source_on_both_backends(iree_dir):
     np.testing.assert_allclose(again.mlp(x, w1, b1, w2, b2), want, rtol=1e-5, atol=1e-5)
     with pytest.raises(fnabi.CallError, match="backend= applies to MLIR source"):
         fnabi.load(iree_dir / "add.vmfb", backend="iree")
+    with pytest.raises(fnabi.CallError, match="signature= applies to the MLIR backend"):
+        fnabi.load(src, backend="iree", signature="(memref<?xf32>) -> f32")
     with pytest.raises(fnabi.CallError, match='backend must be "mlir" or "iree"'):
         fnabi.load(src, backend="tpu")

@@ -39,9 +39,12 @@ def load(
       a file by another name that starts as an IREE module is one).
     - ``device``: for ``.vmfb`` only: ``"local-sync"`` (default) or
       ``"local-task"``.
-    - ``signature``: for a library without its source: an MLIR function
-      type (``"(memref<?xf32>, f32) -> memref<?xf32>"``) or a mangled raw
-      signature, used for every function; or a dict of them by name.
+    - ``signature``: for functions whose types the module does not record
+      (a library without its source; an LLVM-level module's functions that
+      take pointers): an MLIR function type
+      (``"(memref<?xf32>, f32) -> memref<?xf32>"``) or a mangled raw
+      signature, used for every function; or a dict of them by name. A
+      function whose type is known is checked against it.
     - ``backend``: for ``.mlir`` files: ``"mlir"`` (default) or ``"iree"``
       (compiled by ``iree-compile`` 3.13 and run in IREE's runtime; needs
       `has_iree`), to cross-check the two backends on the same inputs.
