@@ -63,9 +63,11 @@ pub struct RunArgs {
     /// `mmap_mode`).
     #[arg(long)]
     mmap_inputs: bool,
-    /// The function's signature, for a `.so` without its `.mlir` source: an
-    /// MLIR function type (`(memref<?xf32>, f32) -> memref<?xf32>`) or a
-    /// mangled raw signature (`I10!B4!d-1S1!R7!B4!d-1`).
+    /// The function's signature, where the module does not record its type
+    /// (a `.so` without its `.mlir` source; an LLVM-level function that takes
+    /// pointers): an MLIR function type (`(memref<?xf32>, f32) ->
+    /// memref<?xf32>`) or a mangled raw signature (`I10!B4!d-1S1!R7!B4!d-1`).
+    /// A known type is checked against it.
     #[arg(long)]
     signature: Option<String>,
     /// How to print the results: `text` (IREE's text form, the default) or
