@@ -357,8 +357,9 @@ impl Module {
         self.loaded.mlir().map(|m| m.library().path().to_path_buf())
     }
 
-    /// What the module is: `"mlir"` (compiled from MLIR source),
-    /// `"library"` (a shared library) or `"vmfb"` (an IREE module).
+    /// What the module is: `"mlir"` (compiled from MLIR source;
+    /// `"mlir-checked"` with runtime checks), `"library"` (a shared library,
+    /// or LLVM IR compiled from its file) or `"vmfb"` (an IREE module).
     #[getter]
     fn kind(&self) -> &'static str {
         self.source.kind()

@@ -352,6 +352,7 @@ def test_llvm_level_module_needs_signatures_for_pointers(tmp_path):
     flags += ["--convert-func-to-llvm", "--reconcile-unrealized-casts"]
     subprocess.run(["mlir-opt-22", str(MLIR / "llvm_entry.mlir"), "-o", str(lowered), *flags], check=True)
     m = fnabi.load(lowered)
+    assert m.kind == "mlir"
     assert "dot" in m.functions and "dot" in m
     assert m.main() == sum(i * i for i in range(1, 11))
     with pytest.raises(fnabi.LoadError, match=r"signature=") as e:

@@ -232,6 +232,7 @@ def test_keyword_argument_errors_name_the_keyword(structured):
 
 def test_runtime_checks_raise_execution_error_with_the_users_line():
     m = fnabi.load(MLIR / "verify.mlir", runtime_checks=True)
+    assert m.kind == "mlir-checked" and fnabi.load(MLIR / "verify.mlir").kind == "mlir"
     x = np.array([1, 2, 3, 4], np.float32)
     assert m.element(x, 3) == 4.0
     with pytest.raises(fnabi.ExecutionError) as e:

@@ -109,8 +109,10 @@ class Module:
         IREE modules."""
     @property
     def kind(self) -> str:
-        """``"mlir"`` (compiled from MLIR source), ``"library"`` (a shared
-        library) or ``"vmfb"`` (an IREE module)."""
+        """``"mlir"`` (compiled from MLIR source; ``"mlir-checked"`` with
+        ``runtime_checks=True``), ``"library"`` (a shared library, or LLVM IR
+        ``.ll``/``.bc`` compiled from its file: both loaded again from their
+        path) or ``"vmfb"`` (an IREE module)."""
     def function(self, name: str, signature: Optional[str] = None) -> Function:
         """The function ``name``; a library without its source takes its
         signature here unless one was given to `load`. Raises
