@@ -35,6 +35,17 @@ fn fnabi_env(args: &[&str], env: &[(&str, Option<&str>)]) -> (bool, String, Stri
     (out.status.success(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
 }
 
+/// The one `.vmfb` in the IREE folder of the compile cache at `cache`.
+fn the_cached_module(cache: &Path) -> PathBuf {
+    let vmfb: Vec<PathBuf> = std::fs::read_dir(cache.join("iree"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "vmfb"))
+        .collect();
+    assert_eq!(vmfb.len(), 1, "{vmfb:?}");
+    vmfb.into_iter().next().unwrap()
+}
+
 fn numpy(script: &str) -> Vec<f64> {
     common::python(&format!("import numpy as np\n{script}")).split_whitespace().map(|x| x.parse().unwrap()).collect()
 }
@@ -155,12 +166,7 @@ fn compiles_once_then_from_the_cache() {
     let args = ["run", src.to_str().unwrap(), "--backend", "iree", "-f", "sum_and_double", "-i", "4xi32=1 -2 3 10"];
     let want = "[0]: i32=12\n[1]: 4xi32=2 -4 6 20\n";
     assert_eq!(fnabi_env(&args, &env).1, want);
-    let vmfb: Vec<PathBuf> = std::fs::read_dir(cache.join("iree"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "vmfb"))
-        .collect();
-    assert_eq!(vmfb.len(), 1, "{vmfb:?}");
+    let vmfb = [the_cached_module(&cache)];
     let built = std::fs::metadata(&vmfb[0]).unwrap().modified().unwrap();
     // A hit: the same file, not rewritten.
     assert_eq!(fnabi_env(&args, &env).1, want);
@@ -451,13 +457,7 @@ fn a_bare_flatbuffer_module_runs_by_its_bytes() {
     args.extend(inputs);
     let (ok, out, err) = fnabi_env(&args, &env);
     assert!(ok && out == want, "{out} {err}");
-    let built: Vec<PathBuf> = std::fs::read_dir(cache.join("iree"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "vmfb"))
-        .collect();
-    assert_eq!(built.len(), 1, "{built:?}");
-    let bytes = std::fs::read(&built[0]).unwrap();
+    let bytes = std::fs::read(the_cached_module(&cache)).unwrap();
     assert!(!bytes.starts_with(b"PK") && &bytes[8..12] == b"IREE", "{:?}", &bytes[..12]);
     let module = cache.join("module.bin");
     std::fs::write(&module, &bytes).unwrap();
