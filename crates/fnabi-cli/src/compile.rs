@@ -6,6 +6,7 @@
 use crate::CliError;
 use clap::Args;
 use fnabi::mlir::{CompileOptions, HostFunctions, MlirLibrary};
+use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -30,6 +31,18 @@ pub struct CompileArgs {
 
 pub fn compile(args: CompileArgs) -> Result<ExitCode, CliError> {
     let shown = args.file.display();
+    // The library must not replace its own source (`-o model.mlir`, or a
+    // link to it): the same file is the same device and inode.
+    let id = |p: &std::path::Path| std::fs::metadata(p).map(|m| (m.dev(), m.ino()));
+    if let (Ok(src), Ok(out)) = (id(&args.file), id(&args.output))
+        && src == out
+    {
+        return Err(CliError(format!(
+            "-o {} is the source itself: write the library to another file (e.g. -o {})",
+            args.output.display(),
+            args.file.with_extension("so").display()
+        )));
+    }
     let source = std::fs::read_to_string(&args.file).map_err(|e| CliError(format!("cannot read {shown}: {e}")))?;
     if source.trim().is_empty() {
         return Err(CliError(format!("{shown} is empty: there is nothing to compile")));
@@ -52,9 +65,13 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode, CliError> {
     // its functions is called); the user vouches for the source.
     let lib = unsafe { MlirLibrary::compile_with_options(&source, &HostFunctions::new(), &options) }?;
     let tmp = args.output.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::copy(lib.path(), &tmp).map_err(|e| CliError(format!("cannot write {}: {e}", tmp.display())))?;
-    std::fs::rename(&tmp, &args.output)
-        .map_err(|e| CliError(format!("cannot write {}: {e}", args.output.display())))?;
+    // Written beside the output, then renamed over it: a reader never sees
+    // a half-written library. Errors name the output, not the scratch file.
+    let cannot = |e: std::io::Error| CliError(format!("cannot write {}: {e}", args.output.display()));
+    if let Err(e) = std::fs::copy(lib.path(), &tmp).and_then(|_| std::fs::rename(&tmp, &args.output)) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(cannot(e));
+    }
     let names: Vec<&str> = lib.declarations().iter().filter(|d| d.has_body).map(|d| d.name.as_str()).collect();
     eprintln!("fnabi: wrote {} ({} function(s): {})", args.output.display(), names.len(), names.join(", "));
     Ok(ExitCode::SUCCESS)

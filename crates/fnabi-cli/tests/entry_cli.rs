@@ -57,6 +57,48 @@ fn compiled_libraries_describe_themselves() {
     assert!(!ok && err.contains("the ABI embedded in"), "{err}");
 }
 
+/// `fnabi compile` never writes over its own source (by its name, a
+/// symbolic or a hard link), and an output it cannot write is named, with
+/// no scratch file left beside it.
+#[test]
+fn compile_keeps_the_source_and_names_the_output() {
+    let d = tmpdir("compile-output");
+    let src = d.join("model.mlir");
+    std::fs::copy(repo(STRUCTURED), &src).unwrap();
+    let text = std::fs::read(&src).unwrap();
+    std::os::unix::fs::symlink(&src, d.join("soft.so")).unwrap();
+    std::fs::hard_link(&src, d.join("hard.so")).unwrap();
+    let s = src.to_str().unwrap();
+    for out in [
+        s.to_owned(),
+        format!("{}/./model.mlir", d.display()),
+        format!("{}/soft.so", d.display()),
+        format!("{}/hard.so", d.display()),
+    ] {
+        let (ok, _, err) = fnabi(&["compile", s, "-o", &out]);
+        let want = format!(
+            "fnabi: error: -o {out} is the source itself: write the library to another file (e.g. -o {}/model.so)\n",
+            d.display()
+        );
+        assert!(!ok && err == want, "{err}");
+        assert_eq!(std::fs::read(&src).unwrap(), text);
+    }
+    let missing = d.join("no/such/folder/lib.so");
+    let (ok, _, err) = fnabi(&["compile", s, "-o", missing.to_str().unwrap()]);
+    assert!(!ok && err.starts_with(&format!("fnabi: error: cannot write {}: ", missing.display())), "{err}");
+    // Into a folder: the rename fails, and its scratch file is removed.
+    let (ok, _, err) = fnabi(&["compile", s, "-o", d.to_str().unwrap()]);
+    assert!(!ok && err.starts_with(&format!("fnabi: error: cannot write {}: ", d.display())), "{err}");
+    let parent = d.parent().unwrap();
+    let name = d.file_name().unwrap().to_str().unwrap();
+    let left: Vec<_> = std::fs::read_dir(parent)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(name) && n != name)
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
 #[test]
 fn compiled_libraries_keep_their_vector_functions() {
     // A library `fnabi compile` writes from vectors.mlir: its embedded ABI
