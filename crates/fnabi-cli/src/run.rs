@@ -535,6 +535,9 @@ fn output_plan(specs: &[String]) -> Result<OutputPlan, CliError> {
                         "--output {s:?}: expected text or json (once), or per result: - (print), empty (ignore), @FILE (write), +FILE (append)"
                     )));
                 }
+                if matches!(s.as_str(), "@" | "+" | "+@") {
+                    return Err(CliError(format!("--output {s:?}: the file name is missing ({s}FILE)")));
+                }
             }
             Ok(OutputPlan::PerLeaf(specs.to_vec()))
         }
@@ -625,11 +628,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         }
         OutputPlan::PerLeaf(specs) => {
             if specs.len() != all.len() {
-                return Err(CliError(format!(
-                    "{} --output(s) given, but the result has {} leaves",
-                    specs.len(),
-                    all.len()
-                )));
+                let leaves = match all.len() {
+                    1 => "1 leaf".to_owned(),
+                    n => format!("{n} leaves"),
+                };
+                return Err(CliError(format!("{} --output(s) given, but the result has {leaves}", specs.len())));
             }
             for (spec, (path, v)) in specs.iter().zip(&all) {
                 match spec.as_str() {

@@ -170,8 +170,17 @@ fn outputs_to_files_are_read_by_numpy() {
     let (ok, _, err) = fnabi(&["run", &s, "-f", "split_into", "-i", "4xf32=1 2 3 4", "--output=-"]);
     assert!(!ok);
     assert_eq!(err, "fnabi: error: 1 --output(s) given, but the result has 2 leaves\n");
+    let (ok, _, err) = fnabi(&["run", &s, "-f", "scale_kw", "-i", "2", "-i", "2xf32=1", "--output=-", "--output=-"]);
+    assert!(!ok);
+    assert_eq!(err, "fnabi: error: 2 --output(s) given, but the result has 1 leaf\n");
     let (ok, _, err) = fnabi(&["run", &s, "-f", "split_into", "-i", "4xf32=1 2 3 4", "--output=xml"]);
     assert!(!ok && err.contains("--output \"xml\": expected text or json"), "{err}");
+    for spec in ["@", "+", "+@"] {
+        let (ok, _, err) =
+            fnabi(&["run", &s, "-f", "scale_kw", "-i", "2", "-i", "2xf32=1", &format!("--output={spec}")]);
+        assert!(!ok);
+        assert_eq!(err, format!("fnabi: error: --output \"{spec}\": the file name is missing ({spec}FILE)\n"));
+    }
     // A file that cannot be written names the leaf (the result itself when
     // there is one) and the file.
     let nowhere = dir.join("no-such-dir").join("x.npy");
