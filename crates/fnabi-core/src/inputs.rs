@@ -303,6 +303,9 @@ impl<'f> InputReader<'f> {
         self.count += 1;
         let fail = |message: String| InputError::Input { index: i, spec: spec.to_owned(), message };
         if let Some(rest) = spec.strip_prefix(['@', '+', '*']) {
+            if rest.is_empty() {
+                return Err(fail(format!("the file name is missing ({spec}FILE.npy)")));
+            }
             let path = Path::new(rest);
             let (file, mut at) = match (spec.as_bytes()[0], self.npy.get(path)) {
                 (b'+' | b'*', Some((file, at))) => (file.clone(), *at),
@@ -345,6 +348,9 @@ impl<'f> InputReader<'f> {
             if let Some((cont, path)) =
                 body.strip_prefix('@').map(|p| (false, p)).or(body.strip_prefix('+').map(|p| (true, p)))
             {
+                if path.is_empty() {
+                    return Err(fail(format!("the file name is missing ({}FILE)", spec.trim_end())));
+                }
                 let v = self.raw_input(i, header, Path::new(path), cont)?;
                 self.values.push(v);
                 return Ok(());

@@ -95,6 +95,15 @@ fn text_null_and_refused_forms() {
     let raw = format!("4xf32=@{}.bin", "w".repeat(200));
     let e = read_inputs(&[raw.as_str()], &fs).unwrap_err().to_string();
     assert_eq!(e, format!("--input 0 (4xf32=@{}… [211 bytes]): no such file", "w".repeat(73)));
+    // A file form without its file name.
+    for (spec, want) in [
+        ("@", "--input 0 (@): the file name is missing (@FILE.npy)"),
+        ("*", "--input 0 (*): the file name is missing (*FILE.npy)"),
+        ("2xf32=@", "--input 0 (2xf32=@): the file name is missing (2xf32=@FILE)"),
+        ("2xf32=+ ", "--input 0 (2xf32=+ ): the file name is missing (2xf32=+FILE)"),
+    ] {
+        assert_eq!(read_inputs(&[spec], &fs).unwrap_err().to_string(), want);
+    }
 }
 
 #[test]
