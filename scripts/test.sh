@@ -15,10 +15,11 @@ TMPDIR=$(mktemp -d "$tmp_parent/fnabi-test-sh.XXXXXX")
 export TMPDIR
 trap 'rm -rf "$TMPDIR"' EXIT
 fnabi_leftovers() {
-  # Excluded: fnabi-cache-$USER, the compile cache's fallback when its folder
-  # cannot be written (fnabi_core::cache::writable_dir), which tests trigger
-  # on purpose; a cache, it persists by design (as ~/.cache/fnabi does).
-  find "$TMPDIR" -mindepth 1 -maxdepth 1 -name 'fnabi-*' ! -name "fnabi-cache-${USER:-}" -printf '%f\n' | sort
+  # Excluded: fnabi-cache-UID, the compile cache's private fallback when its
+  # folder cannot be written (fnabi_core::cache::private_temp_cache), which
+  # tests trigger on purpose; a cache, it persists by design (as
+  # ~/.cache/fnabi does).
+  find "$TMPDIR" -mindepth 1 -maxdepth 1 -name 'fnabi-*' ! -name "fnabi-cache-$(id -u)" -printf '%f\n' | sort
 }
 cargo test --workspace --all-targets --locked
 cargo test --workspace --doc --locked

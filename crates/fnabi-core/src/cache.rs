@@ -277,8 +277,9 @@ impl Drop for StagingDir {
 }
 
 /// `dir` when it can be created and written, else a folder of the same
-/// name (`mlir`, `iree`) under the system's temporary folder, with a
-/// warning on stderr (once per process).
+/// name (`mlir`, `iree`) in a private folder of this user under the
+/// system's temporary folder ([`private_temp_cache`]), with a warning on
+/// stderr (once per process).
 pub fn writable_dir(dir: &Path) -> PathBuf {
     // One probe file per call: threads of one process probe at once.
     static PROBE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -292,9 +293,8 @@ pub fn writable_dir(dir: &Path) -> PathBuf {
     match probe(dir) {
         Ok(()) => dir.to_path_buf(),
         Err(e) => {
-            let user = std::env::var("USER").unwrap_or_default();
             let name = dir.file_name().unwrap_or(std::ffi::OsStr::new("cache"));
-            let fallback = std::env::temp_dir().join(format!("fnabi-cache-{user}")).join(name);
+            let fallback = private_temp_cache().join(name);
             static WARNED: std::sync::Once = std::sync::Once::new();
             WARNED.call_once(|| {
                 eprintln!(
@@ -303,8 +303,46 @@ pub fn writable_dir(dir: &Path) -> PathBuf {
                     fallback.display()
                 )
             });
-            let _ = std::fs::create_dir_all(&fallback);
+            let _ = std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
+                .create(&fallback);
             fallback
+        }
+    }
+}
+
+/// The fallback cache's root: `fnabi-cache-UID` in the system's temporary
+/// folder, made with mode 0700. The temporary folder is shared by every
+/// user, and a cache holds code that fnabi loads, so the folder is used
+/// only when it is a real folder (no link) owned by this user that no one
+/// else can write; otherwise (another user made it first, or it was
+/// loosened) this process takes a folder of its own,
+/// `fnabi-cache-UID-PID-N`, made fresh with mode 0700 (it then caches
+/// for this process only).
+pub fn private_temp_cache() -> PathBuf {
+    private_cache_in(&std::env::temp_dir())
+}
+
+/// [`private_temp_cache`] under the folder `tmp`.
+fn private_cache_in(tmp: &Path) -> PathBuf {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    // This process's user: the owner of /proc/self (no libc call).
+    let uid = std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(u32::MAX);
+    let root = tmp.join(format!("fnabi-cache-{uid}"));
+    let _ = std::fs::DirBuilder::new().mode(0o700).create(&root);
+    let private =
+        |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir() && m.uid() == uid && m.mode() & 0o077 == 0);
+    if private(&root) {
+        return root;
+    }
+    static N: AtomicUsize = AtomicUsize::new(0);
+    loop {
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let own = tmp.join(format!("fnabi-cache-{uid}-{}-{n}", std::process::id()));
+        // `create` fails on anything already there: the folder is ours.
+        match std::fs::DirBuilder::new().mode(0o700).create(&own) {
+            Ok(()) => return own,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 100 => continue,
+            Err(_) => return own,
         }
     }
 }
@@ -442,5 +480,37 @@ mod tests {
         assert!(got.starts_with(std::env::temp_dir()) && got.is_dir(), "{}", got.display());
         assert!(got.ends_with("iree"), "{}", got.display());
         assert_eq!(writable_dir(&dir), *dir);
+        let mode = |p: &Path| std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(p).unwrap().permissions());
+        assert_eq!(mode(got.parent().unwrap()) & 0o777, 0o700);
+        assert_eq!(mode(&got) & 0o777, 0o700);
+    }
+
+    /// The shared temporary folder's fallback cache is used only when it is
+    /// this user's own private folder; one that anyone may write, or a link,
+    /// is passed over for a fresh folder of this process.
+    #[test]
+    fn the_fallback_cache_is_private() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let uid = std::fs::metadata("/proc/self").unwrap().uid();
+        let tmp = scratch("private-cache");
+        let root = tmp.join(format!("fnabi-cache-{uid}"));
+        // Made fresh: the root itself, mode 0700.
+        assert_eq!(private_cache_in(&tmp), root);
+        assert_eq!(std::fs::metadata(&root).unwrap().permissions().mode() & 0o777, 0o700);
+        assert_eq!(private_cache_in(&tmp), root);
+        // Loosened: not used (and not changed).
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let own = private_cache_in(&tmp);
+        assert_ne!(own, root);
+        assert!(own.file_name().unwrap().to_str().unwrap().starts_with(&format!("fnabi-cache-{uid}-")));
+        assert_eq!(std::fs::metadata(&own).unwrap().permissions().mode() & 0o777, 0o700);
+        assert_ne!(private_cache_in(&tmp), own, "each fresh folder is new");
+        // A link to a private folder: not used either.
+        std::fs::remove_dir(&root).unwrap();
+        let elsewhere = tmp.join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::fs::set_permissions(&elsewhere, std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &root).unwrap();
+        assert_ne!(private_cache_in(&tmp), root);
     }
 }
