@@ -326,7 +326,12 @@ unsafe fn slots_taken(t: *const CModule) -> bool {
 }
 
 /// Copies `path` to a new file beside it (or in the temporary directory).
+/// The copy is a file this call creates (`O_EXCL`, mode 0700: an existing
+/// file or a link planted at its name in a shared folder makes it try the
+/// next name, never writes through), so no one else can change the code
+/// between the copy and its loading.
 fn private_copy(path: &Path) -> Result<PathBuf, Error> {
+    use std::os::unix::fs::OpenOptionsExt;
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
     let name = format!(
@@ -336,8 +341,17 @@ fn private_copy(path: &Path) -> Result<PathBuf, Error> {
         N.fetch_add(1, Ordering::Relaxed)
     );
     let beside = path.parent().map(|d| d.join(&name));
+    let copy_to = |dest: &Path| -> std::io::Result<()> {
+        let mut from = std::fs::File::open(path)?;
+        let mut to = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o700).open(dest)?;
+        if let Err(e) = std::io::copy(&mut from, &mut to) {
+            let _ = std::fs::remove_file(dest);
+            return Err(e);
+        }
+        Ok(())
+    };
     for dest in beside.into_iter().chain([std::env::temp_dir().join(&name)]) {
-        if std::fs::copy(path, &dest).is_ok() {
+        if copy_to(&dest).is_ok() {
             return Ok(dest);
         }
     }
@@ -452,4 +466,34 @@ pub(crate) unsafe fn load(path: &Path, decls: Vec<FuncDecl>, host: &HostFunction
         }
     }
     Ok(MlirLibrary::from_parts(lib, path.to_path_buf(), decls, Some(binding), externals))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::private_copy;
+
+    /// A link planted at a copy's name (a shared folder's attack) is never
+    /// written through: the copy goes to a file it creates.
+    #[test]
+    fn private_copies_never_write_through_a_planted_link() {
+        let dir = std::env::temp_dir().join(format!("fnabi-private-copy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let lib = dir.join("lib.so");
+        std::fs::write(&lib, b"library bytes").unwrap();
+        let victim = dir.join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        for n in 0..64 {
+            let name = format!("lib.so.fnabi-load-{}-{n}.so", std::process::id());
+            std::os::unix::fs::symlink(&victim, dir.join(name)).unwrap();
+        }
+        let copy = private_copy(&lib).unwrap();
+        let result = (std::fs::read(&victim).unwrap(), std::fs::read(&copy).unwrap());
+        let meta = std::fs::symlink_metadata(&copy).unwrap();
+        let _ = std::fs::remove_file(&copy);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(result.0, b"precious");
+        assert_eq!(result.1, b"library bytes");
+        assert!(meta.is_file());
+        assert_eq!(std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777, 0o700);
+    }
 }
