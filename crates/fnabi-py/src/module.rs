@@ -137,6 +137,11 @@ fn rust_err(py: Python<'_>) -> impl Fn(fnabi::Error) -> PyErr + '_ {
 
 impl Module {
     fn open(py: Python<'_>, source: Source, signatures: Signatures) -> PyResult<Module> {
+        // A malformed limit in the environment is an error, as the CLI's
+        // (it would otherwise be ignored, and the default limit applied).
+        if let Some(e) = fnabi::limits::env_error() {
+            return Err(errors::error(py, Kind::Base, e));
+        }
         let loaded = py
             .detach(|| -> Result<Loaded, fnabi::Error> {
                 Ok(match &source {

@@ -205,6 +205,29 @@ def test_signature_errors():
         assert "[100008 bytes]" in str(e.value) and len(str(e.value)) < 400, str(e.value)[:400]
 
 
+def test_malformed_limits_in_the_environment_are_errors():
+    # As the CLI refuses to start: a limit that is not a byte size would
+    # otherwise be ignored silently (the default applied). In a child, whose
+    # environment the test sets.
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import fnabi\n"
+        "try:\n"
+        "    fnabi.compile_mlir('func.func @f(%x: i32) -> i32 { return %x : i32 }')\n"
+        "except fnabi.Error as e:\n"
+        "    print(type(e).__name__, e)\n"
+    )
+    env = dict(os.environ, FNABI_MAX_ARRAY_BYTES="lots")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout == 'Error FNABI_MAX_ARRAY_BYTES="lots" is not a byte size (such as 1048576, 64K, 8M or 16G)\n'
+    env["FNABI_MAX_ARRAY_BYTES"] = "64K"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout == ""
+
+
 def test_errors_pickle(mlp):
     import pickle
 
