@@ -120,7 +120,14 @@ pub fn bind_arguments<'a, P: Parameters + ?Sized, K: Into<Key>>(
                     }
                     d.push_unique(k, v);
                 }
-                None => return Err(CallError::argument(CallErrorKind::UnknownKeyword(k))),
+                None => {
+                    let e = CallError::argument(CallErrorKind::UnknownKeyword(k));
+                    return Err(if (0..n).all(|i| params.name(i).is_none()) {
+                        e.with_note("the parameters have no names: pass the arguments by position")
+                    } else {
+                        e
+                    });
+                }
             },
         }
     }

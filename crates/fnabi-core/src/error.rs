@@ -497,7 +497,13 @@ impl fmt::Display for CallError {
                 return write!(f, "missing argument {n:?} (argument {index})");
             }
             K::MissingArgument { index, name: None } => return write!(f, "missing positional argument {index}"),
-            K::UnknownKeyword(k) => return write!(f, "unexpected keyword argument {k:?}"),
+            K::UnknownKeyword(k) => {
+                write!(f, "unexpected keyword argument {k:?}")?;
+                return match &self.note {
+                    Some(n) => write!(f, " ({n})"),
+                    None => Ok(()),
+                };
+            }
             K::DuplicateKeyword(k) => return write!(f, "got multiple values for argument {k:?}"),
             K::TooManyPositional { max, got } => {
                 return write!(

@@ -156,7 +156,7 @@ fn wrong_arity_and_keywords() {
     assert_eq!(checked(add.call([four(), four(), four()])), "takes 2 positional arguments but 3 were given");
     assert_eq!(
         checked(add.call_kw(vec![four()], Dict::from_iter([("b", four())]))),
-        "unexpected keyword argument \"b\""
+        "unexpected keyword argument \"b\" (the parameters have no names: pass the arguments by position)"
     );
     let deep = module("nested").function("nested_deep").unwrap();
     let arg = Value::dict([("a", Value::List(vec![four(), four()])), ("b", Value::dict([("c", four())]))]);

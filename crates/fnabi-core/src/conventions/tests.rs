@@ -354,7 +354,10 @@ fn sdict_kwargs_collects_unnamed_keywords() {
     });
     let d = Value::dict([("a", Value::Int(1))]);
     assert_eq!(g.bind(vec![d.clone(), Value::Int(2)], NO_KW).unwrap(), [d, Value::Int(2)]);
-    assert_eq!(msg(g.bind(vec![], [("a", Value::Int(1))]).unwrap_err()), "unexpected keyword argument \"a\"");
+    assert_eq!(
+        msg(g.bind(vec![], [("a", Value::Int(1))]).unwrap_err()),
+        "unexpected keyword argument \"a\" (the parameters have no names: pass the arguments by position)"
+    );
 }
 
 #[test]

@@ -266,6 +266,7 @@ fn bind_positional_and_keyword() {
     assert_eq!(
         seq.bind(vec![], kw.clone()).unwrap_err(),
         CallError::argument(CallErrorKind::UnknownKeyword("x".into()))
+            .with_note("the parameters have no names: pass the arguments by position")
     );
     assert_eq!(seq.bind(vec![int(1)], Dict::new()).unwrap_err().to_string(), "missing positional argument 1");
     assert_eq!(
