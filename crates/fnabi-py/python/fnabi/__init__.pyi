@@ -116,7 +116,9 @@ class Module:
     def function(self, name: str, signature: Optional[str] = None) -> Function:
         """The function ``name``; a library without its source takes its
         signature here unless one was given to `load`. Raises
-        `FunctionNotFoundError` (a `KeyError`) when there is none."""
+        `FunctionNotFoundError` (a `KeyError`) when there is none, and
+        `LoadError` when the module cannot type it and no signature is given
+        (an LLVM-level function that takes pointers)."""
     def __getitem__(self, name: str, /) -> Function: ...
     def __getattr__(self, name: str, /) -> Function: ...
     def __contains__(self, name: str, /) -> bool: ...
