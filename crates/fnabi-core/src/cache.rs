@@ -317,9 +317,10 @@ pub fn writable_dir(dir: &Path) -> PathBuf {
 /// else can write; otherwise (another user made it first, or it was
 /// loosened) this process takes a folder of its own,
 /// `fnabi-cache-UID-PID-N`, made fresh with mode 0700 (it then caches
-/// for this process only).
+/// for this process only). Decided once per process.
 pub fn private_temp_cache() -> PathBuf {
-    private_cache_in(&std::env::temp_dir())
+    static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| private_cache_in(&std::env::temp_dir())).clone()
 }
 
 /// [`private_temp_cache`] under the folder `tmp`.
