@@ -4,7 +4,8 @@
 //! their wrapper inserted after the body, at a char boundary of the text),
 //! and the ABI text `fnabi compile` embeds from it: it reads back to as
 //! many functions, and writing those again gives the same text; each name
-//! written as a symbol reads back as `--function` reads it.
+//! written as a symbol reads back as `--function` reads it; the edits map
+//! each edited line and column back to the user's.
 #![no_main]
 use fnabi::mlir::abi_embed::abi_text;
 use fnabi::mlir::symbol::{function_name, symbol_ref};
@@ -40,8 +41,20 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
         }
-        let edited = scanned.edited_source(text, &wrappers);
+        let (edited, edits) = scanned.edit(text, &wrappers);
         assert_eq!(edited.lines().count(), text.lines().count());
+        // Every line reads back as the user's; edited columns map to user
+        // columns in order, never to the right, and the line's end to its end.
+        for (i, (user, line)) in text.split('\n').zip(edited.split('\n')).enumerate() {
+            assert_eq!(edits.user_line(i + 1, line), user, "line {}", i + 1);
+            let mut last = 1;
+            for col in 1..=line.len() + 1 {
+                let (l, u) = edits.user_location(i + 1, col);
+                assert!(l == i + 1 && u >= last && u <= col, "line {} col {col} -> {u}", i + 1);
+                last = u;
+            }
+            assert_eq!(last, user.len() + 1, "line {}", i + 1);
+        }
         for f in &scanned.decls {
             assert_eq!(function_name(&symbol_ref(&f.name)).as_deref(), Some(f.name.as_str()));
         }

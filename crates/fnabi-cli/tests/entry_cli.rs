@@ -57,6 +57,30 @@ fn compiled_libraries_describe_themselves() {
     assert!(!ok && err.contains("the ABI embedded in"), "{err}");
 }
 
+/// fnabi marks tensor arguments read-only by inserting attributes into the
+/// user's header, and adds wrappers after vector functions: a compile error
+/// on such a line still reads as MLIR's own tool reports it on the user's
+/// file (the same line:column, the user's line echoed, the caret under it).
+#[test]
+fn compile_errors_on_edited_lines_read_as_the_users_file() {
+    let d = tmpdir("edited-lines");
+    let src = d.join("one_line.mlir");
+    std::fs::write(
+        &src,
+        "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n  return %x : tensor<4xf32>\n}\n\
+         func.func @g(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> { %0 = arith.addf %x, %q : tensor<4xf32>\n return %0 : tensor<4xf32> }\n",
+    )
+    .unwrap();
+    let out = Command::new(format!("/usr/bin/mlir-opt-{}", version())).arg(&src).output().unwrap();
+    let upstream = String::from_utf8(out.stderr).unwrap();
+    let want: Vec<&str> = upstream.lines().take(3).collect();
+    assert!(want[0].ends_with(":4:91: error: use of undeclared SSA value name"), "{upstream}");
+    let (ok, _, err) = fnabi(&["run", src.to_str().unwrap(), "-f", "g", "-i", "4xf32=1", "-i", "4xf32=2"]);
+    assert!(!ok);
+    let got: Vec<&str> = err.lines().skip(1).take(3).collect();
+    assert_eq!(got, want, "{err}");
+}
+
 /// `fnabi compile` never writes over its own source (by its name, a
 /// symbolic or a hard link), and an output it cannot write is named, with
 /// no scratch file left beside it.

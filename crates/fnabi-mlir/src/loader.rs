@@ -110,20 +110,32 @@ impl MlirLibrary {
             .iter()
             .filter_map(|d| Some((d.vector_entry.as_ref()?.body_end, crate::vector_entry::wrapper(d)?)))
             .collect();
-        let source = scanned.edited_source(mlir_source, &wrappers);
+        let (source, edits) = scanned.edit(mlir_source, &wrappers);
         let mut externals = Externals::resolve(&scanned.decls, host, &runtime)?;
         let mut link = externals.link_inputs(&runtime);
         if options.embed_abi {
             let glue = crate::abi_embed::abi_glue(&crate::abi_embed::abi_text(&scanned.decls));
             link.c_glue = Some(link.c_glue.unwrap_or_default() + &glue);
         }
-        let so = compiler.compile_with_options(&source, &link, options)?;
+        let so = compiler.compile_with_options(&source, &link, options).map_err(|e| {
+            // The tools saw fnabi's insertions: their columns and echoed
+            // lines are turned back into the user's.
+            match e.backend_error::<MlirError>() {
+                Some(MlirError::ToolFailed { tool, status, stderr }) if !edits.is_empty() => {
+                    let label =
+                        options.source_path.as_ref().map_or_else(|| options.input_name(), |p| p.display().to_string());
+                    let stderr = crate::compile::user_diagnostics(stderr, &label, &source, &edits);
+                    MlirError::ToolFailed { tool: tool.clone(), status: status.clone(), stderr }.into()
+                }
+                _ => e,
+            }
+        })?;
         externals.mark_references(&so)?;
         externals.check()?;
         let skipped = scanned.skipped.into_iter().map(|(name, e)| (name, e.to_string())).collect();
         // SAFETY: compiled from this source just now; the rest is the caller's.
         let lib = unsafe { load(&so, scanned.decls, host) }?;
-        Ok(lib.with_skipped(skipped))
+        Ok(lib.with_skipped(skipped).with_edits(options.input_name(), edits))
     }
 
     /// Compiles an LLVM-level module (`level`: LLVM-dialect MLIR, LLVM IR

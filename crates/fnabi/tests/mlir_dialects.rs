@@ -65,6 +65,19 @@ fn out_of_bounds_is_reported_with_the_users_line() {
             let first = e.to_string().lines().next().unwrap().to_owned();
             assert_eq!(first, format!("@{which}: runtime op verification failed at {line}: out-of-bounds access"));
         }
+        // An op on a header line fnabi edited: the user's column, which
+        // is where `tensor.extract` stands in the file.
+        let text = std::fs::read_to_string(fixture("verify.mlir")).unwrap();
+        let (n, line) = text.lines().enumerate().find(|(_, l)| l.contains("@element_on_one_line")).unwrap();
+        let column = line.find("tensor.extract").unwrap() + 1;
+        let e = m.function("element_on_one_line").unwrap().call([tensor4(), Value::from(9i64)]).unwrap_err();
+        let first = e.to_string().lines().next().unwrap().to_owned();
+        let at = format!("verify.mlir:{}:{column}", n + 1);
+        assert_eq!(
+            first,
+            format!("@element_on_one_line: runtime op verification failed at {at}: out-of-bounds access")
+        );
+        assert!(e.to_string().contains(&format!("\"verify.mlir\":{}:{column}", n + 1)), "{e}");
         // In bounds, the same functions answer.
         let v = m.function("element").unwrap().call([tensor4(), Value::from(3i64)]).unwrap();
         assert!(matches!(v, Value::Float(x) if x == 4.0), "{v:?}");

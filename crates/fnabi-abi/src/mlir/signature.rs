@@ -37,7 +37,10 @@ use crate::attrs::AbiAttributes;
 use crate::attrs::AttributeError;
 use std::fmt;
 
+mod edits;
 mod parse;
+
+pub use edits::SourceEdits;
 
 use parse::scan;
 
@@ -322,20 +325,30 @@ impl ScannedFunctions {
     /// text inserted at byte offsets of `text` (`(offset, text)`, ascending;
     /// e.g. fnabi's vector entry wrappers after their functions' bodies).
     pub fn edited_source(&self, text: &str, insertions: &[(usize, String)]) -> String {
+        self.edit(text, insertions).0
+    }
+
+    /// [`edited_source`](ScannedFunctions::edited_source) and where its
+    /// insertions went, to read a tool's line:column in the edited text as
+    /// the user's ([`SourceEdits`]). An insertion holding a line break is
+    /// left out (none of fnabi's does: lines keep their numbers).
+    pub fn edit(&self, text: &str, insertions: &[(usize, String)]) -> (String, SourceEdits) {
         let extra: usize = insertions.iter().map(|(_, t)| t.len()).sum();
         let mut out = String::with_capacity(text.len() + 40 * self.read_only_edits.len() + extra);
         let mut edits: Vec<(usize, &str)> = self.read_only_edits.iter().map(|&(p, t)| (p, t)).collect();
-        edits.extend(insertions.iter().map(|(p, t)| (*p, t.as_str())));
+        edits.extend(insertions.iter().map(|(p, t)| (*p, t.as_str())).filter(|(_, t)| !t.contains('\n')));
         edits.sort_by_key(|&(p, _)| p);
+        let mut made = Vec::with_capacity(edits.len());
         let mut at = 0;
         for (pos, ins) in edits {
             let Some(before) = text.get(at..pos) else { continue };
             out.push_str(before);
             out.push_str(ins);
+            made.push((pos, ins.len()));
             at = pos;
         }
         out.push_str(&text[at..]);
-        out
+        (out, SourceEdits::new(text, &made))
     }
 }
 

@@ -159,7 +159,14 @@ pub(super) fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>])
     };
     let host_failure = scope.and_then(crate::host::CallScope::finish);
     // A failed runtime check: the call stopped midway, nothing to take.
-    let bits = bits.map_err(|report| MlirError::RuntimeCheck { function: f.name.clone(), report })?;
+    let bits = bits.map_err(|report| {
+        // Its location is in the text fnabi compiled: read as the user's.
+        let report = match &f.lib.edits {
+            Some((label, edits)) => crate::compile::user_diagnostics(&report, label, "", edits),
+            None => report,
+        };
+        MlirError::RuntimeCheck { function: f.name.clone(), report }
+    })?;
     if let Some(e) = host_failure {
         // A host function failed: free what the call returned, report it.
         if matches!(plan.ret, Ret::Packed) {

@@ -40,7 +40,7 @@ use crate::memref::{
 };
 use crate::program::{Program, StepKind, bind_dense};
 use crate::trampoline::{self, Frame, Loc, ReturnReg};
-use fnabi_abi::mlir::signature::FuncDecl;
+use fnabi_abi::mlir::signature::{FuncDecl, SourceEdits};
 use fnabi_abi::mlir::types::{ElementType, FunctionType, MemRefLayout, MemRefType, MlirType};
 use fnabi_abi::raw::{BufferType, Dim, RawType};
 use fnabi_core::array::Array;
@@ -92,6 +92,10 @@ struct LibInner {
     /// The glue that turns a failed runtime check into an error (modules
     /// compiled with runtime checks).
     guard: Option<guard::Guard>,
+    /// fnabi's insertions into the source it was compiled from, with the
+    /// source's name in the code's locations: a runtime check's location
+    /// is reported as the user's line:column.
+    edits: Option<(String, SourceEdits)>,
 }
 
 impl LibInner {
@@ -151,6 +155,7 @@ impl MlirLibrary {
                 path,
                 decls,
                 skipped: Vec::new(),
+                edits: None,
                 image: OnceLock::new(),
                 host,
                 externals,
@@ -162,6 +167,17 @@ impl MlirLibrary {
     pub(crate) fn with_skipped(mut self, skipped: Vec<(String, String)>) -> MlirLibrary {
         if let Some(inner) = Arc::get_mut(&mut self.inner) {
             inner.skipped = skipped;
+        }
+        self
+    }
+
+    /// Records fnabi's insertions into the source, named `label` in the
+    /// code's locations (see [`LibInner::edits`]).
+    pub(crate) fn with_edits(mut self, label: String, edits: SourceEdits) -> MlirLibrary {
+        if let Some(inner) = Arc::get_mut(&mut self.inner)
+            && !edits.is_empty()
+        {
+            inner.edits = Some((label, edits));
         }
         self
     }

@@ -271,7 +271,7 @@ impl CompileOptions {
     /// The name the source has in the compile directory (and so in
     /// locations): the source file's name when it is a plain `.mlir` name,
     /// else `input.mlir`.
-    pub(super) fn input_name(&self) -> String {
+    pub(crate) fn input_name(&self) -> String {
         crate::cache::staged_source_name(self.source_path.as_deref(), &[".mlir"], &["lowered.mlir"])
     }
 }
