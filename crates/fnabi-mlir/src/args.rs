@@ -385,6 +385,11 @@ pub(crate) fn scalar_bits(i: ArgLabel<'_>, t: &MlirType, e: ElementType, arg: &A
             ElementType::Scalar(st) if st.is_float() => float_scalar(i, t, st, f)?,
             _ => return Err(arg_error(i, t, CallError::value_kind("an integer", format!("float {f}")))),
         },
+        // A bool for a number: named as what the parameter takes.
+        Arg::Bool(_) => {
+            let expected = if e.is_float() { "a float" } else { "an integer" };
+            return Err(arg_error(i, t, CallError::value_kind(expected, arg.kind())));
+        }
         _ => return Err(arg_error(i, t, CallError::value_kind("a scalar", arg.kind()))),
     };
     Ok(s.to_bits())

@@ -41,7 +41,8 @@ fn scalar_coercions() {
     assert_eq!(b("i1", Arg::Int(1)).unwrap(), 1);
     assert_eq!(b("i1", Arg::Int(2)).unwrap_err(), "argument [0] (i1): 2 is out of range for i1 (0 or 1)");
     assert_eq!(b("i1", Arg::Bool(true)).unwrap(), 1);
-    assert!(b("i32", Arg::Bool(true)).unwrap_err().contains("expected a scalar, got bool"));
+    assert!(b("i32", Arg::Bool(true)).unwrap_err().contains("expected an integer, got bool"));
+    assert!(b("f32", Arg::Bool(true)).unwrap_err().contains("expected a float, got bool"));
     assert_eq!(b("f32", Arg::Float(1.5)).unwrap(), u64::from(1.5f32.to_bits()));
     assert_eq!(b("f32", Arg::Int(3)).unwrap(), u64::from(3.0f32.to_bits()));
     assert!(b("f32", Arg::Float(1e39)).unwrap_err().contains("out of range"));
