@@ -71,9 +71,11 @@
 //! synchronous.
 //!
 //! One VM instance serves the whole process (IREE registers its HAL types
-//! in process-global slots); devices are shared by the modules loaded on
-//! them and released with the last user. Calls into one module are
-//! serialized (IREE contexts need external synchronization).
+//! in process-global slots); each kind of device is made on first use,
+//! shared by the modules loaded on it and kept for the process (IREE 3.13
+//! fails HAL imports when a device is destroyed while the other kind's
+//! runs: `tests/devices.rs`). Calls into one module are serialized (IREE
+//! contexts need external synchronization).
 //!
 //! ## Speed
 //! On `local-sync`, against the runtime called with prebuilt lists (bench

@@ -14,7 +14,7 @@ use crate::ffi::{self, check, sv, sys};
 use std::fmt;
 use std::ptr::{null, null_mut};
 use std::str::FromStr;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The device that runs a module's dispatches.
 ///
@@ -142,7 +142,7 @@ fn create_instance() -> Result<Instance, IreeError> {
 
 /// A device with its driver, device group and HAL module (the VM module
 /// through which bytecode reaches the device). Shared by the modules loaded
-/// on it; released with the last one.
+/// on it, and kept for the process (see [`device`]).
 pub(crate) struct DeviceHandle {
     pub(crate) kind: Device,
     driver: *mut sys::iree_hal_driver_t,
@@ -179,18 +179,24 @@ impl Drop for DeviceHandle {
     }
 }
 
-static DEVICES: Mutex<[Option<Weak<DeviceHandle>>; 2]> = Mutex::new([None, None]);
+static DEVICES: Mutex<[Option<Arc<DeviceHandle>>; 2]> = Mutex::new([None, None]);
 
-/// The device of `kind`: the live one if any module still uses it, else a
-/// new one.
+/// The device of `kind`, made on first use and kept for the process.
+///
+/// Kept, not released with the last module that uses it: IREE 3.13's
+/// runtime is not safe against a device being created or destroyed while
+/// the other kind's device runs (measured: with modules loaded and dropped
+/// on `local-sync` and `local-task` from six threads, 2–5 of twelve runs
+/// had a call or a module initialization fail with `ref is null` or `ref
+/// type mismatch` in a HAL import; with both devices kept, none of 45).
 pub(crate) fn device(kind: Device) -> Result<Arc<DeviceHandle>, IreeError> {
     let instance = instance()?;
     let mut devices = DEVICES.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(d) = devices[kind.index()].as_ref().and_then(Weak::upgrade) {
-        return Ok(d);
+    if let Some(d) = &devices[kind.index()] {
+        return Ok(d.clone());
     }
     let d = Arc::new(create_device(instance, kind)?);
-    devices[kind.index()] = Some(Arc::downgrade(&d));
+    devices[kind.index()] = Some(d.clone());
     Ok(d)
 }
 
