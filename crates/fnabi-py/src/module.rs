@@ -156,8 +156,12 @@ impl Module {
                             Some(p) => Loaded::Mlir(unsafe {
                                 MlirModule::compile_named(p, Some("mlir"), text.as_bytes(), &options)
                             }?),
+                            // Text has no file: its errors name `<string>`,
+                            // as Python's own `compile` does.
                             // SAFETY: as below (the code compiled from `text` runs).
-                            None => Loaded::Mlir(unsafe { MlirModule::compile_with_options(text, &options) }?),
+                            None => Loaded::Mlir(unsafe {
+                                MlirModule::compile_with_options(text, &options.with_source_path("<string>"))
+                            }?),
                         }
                     }
                     // SAFETY: as above (the library's initialisers run).

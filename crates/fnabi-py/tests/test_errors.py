@@ -172,6 +172,11 @@ def test_lookup_errors(mlp, tmp_path):
     with pytest.raises(fnabi.CompileError) as e:
         fnabi.load(bad)
     assert "mlir-opt" in str(e.value)
+    assert f"{bad}:1:" in str(e.value)
+    # Text has no file: its errors name `<string>`, as Python's `compile`.
+    with pytest.raises(fnabi.CompileError) as e:
+        fnabi.compile_mlir(bad.read_text())
+    assert "<string>:1:" in str(e.value) and "input.mlir" not in str(e.value)
     with pytest.raises(fnabi.CallError):
         fnabi.load(MLIR / "scalars.mlir", device="local-task")
     # A file is checked as `fnabi run` checks it; source text is any module.
