@@ -482,7 +482,8 @@ fn leaf_array<'v>(v: &'v Value<'v>) -> Option<std::borrow::Cow<'v, Array<'v>>> {
 }
 
 fn save_npy(dir: &Path, results: &[(IndexPath, &Value<'_>)]) -> Result<Vec<PathBuf>, CliError> {
-    std::fs::create_dir_all(dir).map_err(|e| CliError(format!("cannot create {}: {e}", dir.display())))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CliError(format!("--npy-dir {}: cannot create it: {e}", dir.display())))?;
     let mut written = Vec::new();
     for (path, v) in results {
         let Some(a) = leaf_array(v) else { continue };
@@ -570,6 +571,13 @@ fn coerced(
 
 pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     let plan = output_plan(&args.output)?;
+    // Before anything runs: a file where the results' folder should be.
+    if let Some(dir) = &args.npy_dir
+        && dir.exists()
+        && !dir.is_dir()
+    {
+        return Err(CliError(format!("--npy-dir {}: not a folder", dir.display())));
+    }
     let source = module_source(&args)?;
     let function = load_function(&args, &source)?;
     // SAFETY: `--mmap-inputs` is the user's promise that the input files

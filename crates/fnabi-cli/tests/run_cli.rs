@@ -73,6 +73,11 @@ fn npy_inputs_and_outputs() {
     assert_eq!(r0.to_vec::<f32>().unwrap(), [2.0, 4.0, 6.0, 8.0]);
     assert_eq!(r1.to_vec::<f32>().unwrap(), [3.0, 4.0]);
     assert!(err.contains("wrote") && err.contains("0.npy"), "{err}");
+    // A file where the folder should be: refused before the call runs.
+    let (ok, out, err) =
+        fnabi(&["run", s.to_str().unwrap(), "-f", "split_into", "-i", &at, "--npy-dir", xin.to_str().unwrap()]);
+    assert!(!ok && out.is_empty(), "{out}");
+    assert_eq!(err, format!("fnabi: error: --npy-dir {}: not a folder\n", xin.display()));
     // Memory-mapped: the same results, from `-i` and from `--inputs`
     // (an array in the file's own byte order, a big-endian one copied).
     let (ok, out, err) = fnabi(&["run", s.to_str().unwrap(), "-f", "split_into", "-i", &at, "--mmap-inputs"]);
