@@ -81,6 +81,27 @@ fn compile_errors_on_edited_lines_read_as_the_users_file() {
     assert_eq!(got, want, "{err}");
 }
 
+/// A function on scalable vectors makes LLVM's x86-64 code generator abort
+/// (no such registers): the error keeps LLVM's message, leaves out its crash
+/// report, and says why and what to do.
+#[test]
+fn scalable_vectors_are_explained() {
+    let d = tmpdir("scalable");
+    let src = d.join("sve.mlir");
+    std::fs::write(
+        &src,
+        "func.func @s(%a: vector<[4]xf32>) -> vector<[4]xf32> {\n  return %a : vector<[4]xf32>\n}\n\
+         func.func @ok(%x: f32) -> f32 { return %x : f32 }\n",
+    )
+    .unwrap();
+    let (ok, _, err) = fnabi(&["run", src.to_str().unwrap(), "-f", "ok", "-i", "2.5"]);
+    assert!(!ok);
+    assert!(err.contains("LLVM ERROR: ") && err.contains("scalable vector"), "{err}");
+    assert!(err.contains("note: the module has a function on scalable vectors"), "{err}");
+    assert!(!err.contains("Stack dump") && !err.contains("PLEASE submit"), "{err}");
+    assert!(err.lines().count() < 8, "{err}");
+}
+
 /// `fnabi compile` never writes over its own source (by its name, a
 /// symbolic or a hard link), and an output it cannot write is named, with
 /// no scratch file left beside it.

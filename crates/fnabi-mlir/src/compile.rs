@@ -401,7 +401,8 @@ impl Compiler {
             &["-O2", &triple, "--relocation-model=pic", "-filetype=obj", "module.bc", "-o", "module.o"].map(OsStr::new),
             Some(tmp.path()),
             deadline,
-        )?;
+        )
+        .map_err(backend_error)?;
         let mut link_args: Vec<std::ffi::OsString> = ["-shared", "-o", "lib.so", "module.o"].map(Into::into).to_vec();
         let mut glue = link.c_glue.clone().unwrap_or_default();
         if declares(&lowered, "abort") && declares(&lowered, "puts") {
@@ -621,6 +622,31 @@ fn pipeline_error(e: MlirError, options: &CompileOptions) -> MlirError {
         Some(p) => format!("{tool} (pass --{p})"),
         None => tool,
     };
+    MlirError::ToolFailed { tool, status, stderr: text }
+}
+
+/// An `llc` failure made readable: LLVM's fatal error keeps its message and
+/// drops the crash report after it (the bug-report request, the stack
+/// dump), and scalable vectors, which no x86-64 code generator lowers, are
+/// explained.
+fn backend_error(e: MlirError) -> MlirError {
+    let MlirError::ToolFailed { tool, status, stderr } = e else { return e };
+    let mut text = String::new();
+    for line in stderr.lines() {
+        if line.starts_with("PLEASE submit a bug report") {
+            text.push_str("(LLVM's crash report left out)\n");
+            break;
+        }
+        text.push_str(line);
+        text.push('\n');
+    }
+    if text.contains("scalable vector") {
+        text.push_str(
+            "note: the module has a function on scalable vectors (`vector<[4]xf32>`), which LLVM compiles for \
+             SVE or RVV targets only, not for this CPU: remove it (or give it fixed-size vectors) to run the \
+             module's other functions here\n",
+        );
+    }
     MlirError::ToolFailed { tool, status, stderr: text }
 }
 
