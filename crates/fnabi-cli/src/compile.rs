@@ -6,7 +6,7 @@
 use crate::CliError;
 use clap::Args;
 use fnabi::mlir::{CompileOptions, HostFunctions, MlirLibrary};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -69,11 +69,10 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode, CliError> {
     // a half-written library. Errors name the output, not the scratch file.
     let cannot = |e: std::io::Error| CliError(format!("cannot write {}: {e}", args.output.display()));
     // The scratch file is one this call creates (O_EXCL): in a shared folder
-    // a link planted at its name is never written through.
-    let mut from = std::fs::File::open(lib.path()).map_err(cannot)?;
-    let mut to = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o755).open(&tmp).map_err(cannot)?;
-    // Only what this call created is removed when the rest fails.
-    if let Err(e) = std::io::copy(&mut from, &mut to).and_then(|_| std::fs::rename(&tmp, &args.output)) {
+    // a link planted at its name is never written through. Only what this
+    // call created is removed when the rename fails.
+    fnabi::mlir::cache::copy_to_new_file(lib.path(), &tmp, 0o755).map_err(cannot)?;
+    if let Err(e) = std::fs::rename(&tmp, &args.output) {
         let _ = std::fs::remove_file(&tmp);
         return Err(cannot(e));
     }

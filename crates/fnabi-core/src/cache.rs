@@ -204,6 +204,34 @@ impl CacheEntry {
     }
 }
 
+/// Copies the file `from` into a new file `to` with permissions `mode`
+/// (less the umask). `to` is created by this call (`O_EXCL`): anything
+/// already there, a link planted in a shared folder included, is an error
+/// and is never written through; a copy that fails midway removes `to`.
+///
+/// ```
+/// use fnabi_core::cache::copy_to_new_file;
+/// let dir = std::env::temp_dir().join(format!("fnabi-doc-copy-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// std::fs::write(dir.join("a"), b"bytes")?;
+/// copy_to_new_file(&dir.join("a"), &dir.join("b"), 0o600)?;
+/// assert_eq!(std::fs::read(dir.join("b"))?, b"bytes");
+/// // `b` exists now: a second copy to it is refused.
+/// assert!(copy_to_new_file(&dir.join("a"), &dir.join("b"), 0o600).is_err());
+/// std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn copy_to_new_file(from: &Path, to: &Path, mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut source = File::open(from)?;
+    let mut dest = File::options().write(true).create_new(true).mode(mode).open(to)?;
+    if let Err(e) = io::copy(&mut source, &mut dest) {
+        let _ = std::fs::remove_file(to);
+        return Err(e);
+    }
+    Ok(())
+}
+
 /// The name a source file gets in a staging folder, so that the tools'
 /// messages and the module's locations name the user's file: its own file
 /// name when that is a plain name (ASCII letters, digits, `_`, `-`, `.`; not

@@ -343,7 +343,6 @@ unsafe fn slots_taken(t: *const CModule) -> bool {
 /// next name, never writes through), so no one else can change the code
 /// between the copy and its loading.
 fn private_copy(path: &Path) -> Result<PathBuf, Error> {
-    use std::os::unix::fs::OpenOptionsExt;
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
     let name = format!(
@@ -353,17 +352,8 @@ fn private_copy(path: &Path) -> Result<PathBuf, Error> {
         N.fetch_add(1, Ordering::Relaxed)
     );
     let beside = path.parent().map(|d| d.join(&name));
-    let copy_to = |dest: &Path| -> std::io::Result<()> {
-        let mut from = std::fs::File::open(path)?;
-        let mut to = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o700).open(dest)?;
-        if let Err(e) = std::io::copy(&mut from, &mut to) {
-            let _ = std::fs::remove_file(dest);
-            return Err(e);
-        }
-        Ok(())
-    };
     for dest in beside.into_iter().chain([std::env::temp_dir().join(&name)]) {
-        if copy_to(&dest).is_ok() {
+        if crate::cache::copy_to_new_file(path, &dest, 0o700).is_ok() {
             return Ok(dest);
         }
     }
