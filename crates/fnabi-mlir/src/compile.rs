@@ -574,9 +574,8 @@ fn pipeline_error(e: MlirError, options: &CompileOptions) -> MlirError {
         text.push_str(line);
         text.push('\n');
     }
-    let input = options.input_name();
-    if let Some(path) = &options.source_path {
-        let shown = path.display().to_string();
+    let (input, shown) = (options.input_name(), options.shown_name());
+    if shown != input {
         text = text.replace(&format!("{input}:"), &format!("{shown}:"));
         text = text.replace(&format!("\"{input}\""), &format!("\"{shown}\""));
     }

@@ -122,9 +122,7 @@ impl MlirLibrary {
             // lines are turned back into the user's.
             match e.backend_error::<MlirError>() {
                 Some(MlirError::ToolFailed { tool, status, stderr }) if !edits.is_empty() => {
-                    let label =
-                        options.source_path.as_ref().map_or_else(|| options.input_name(), |p| p.display().to_string());
-                    let stderr = crate::compile::user_diagnostics(stderr, &label, &source, &edits);
+                    let stderr = crate::compile::user_diagnostics(stderr, &options.shown_name(), &source, &edits);
                     MlirError::ToolFailed { tool: tool.clone(), status: status.clone(), stderr }.into()
                 }
                 _ => e,

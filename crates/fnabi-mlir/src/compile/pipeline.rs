@@ -274,4 +274,10 @@ impl CompileOptions {
     pub(crate) fn input_name(&self) -> String {
         crate::cache::staged_source_name(self.source_path.as_deref(), &[".mlir"], &["lowered.mlir"])
     }
+
+    /// The name the source has in the compile errors fnabi reports: the
+    /// user's path, else [`input_name`](CompileOptions::input_name).
+    pub(crate) fn shown_name(&self) -> String {
+        self.source_path.as_ref().map_or_else(|| self.input_name(), |p| p.display().to_string())
+    }
 }
