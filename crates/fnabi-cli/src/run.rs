@@ -191,10 +191,9 @@ fn module_source(args: &RunArgs) -> Result<ModuleSource, CliError> {
     Ok(ModuleSource::Stdin(bytes))
 }
 
-/// How many leading bytes tell a module's kind: a `.vmfb` without a ZIP
-/// has its FlatBuffer identifier at bytes 8..12, after the size prefix and
-/// the root offset ([`fnabi::vmfb::looks_like_vmfb`]).
-const MODULE_HEAD: usize = 12;
+/// How many leading bytes tell a module's kind: the most any of the magic
+/// tests reads (a bare `.vmfb`'s identifier ends at byte 12).
+const MODULE_HEAD: usize = fnabi::vmfb::MAGIC_BYTES;
 
 /// Loads the function to call.
 fn load_function(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliError> {
@@ -253,7 +252,7 @@ fn load_function(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliE
             return Err(CliError("a shared library cannot be read from stdin: give its path".into()));
         }
         // SAFETY: as above.
-        ModuleSource::Stdin(bytes) => unsafe { MlirModule::compile_named("<stdin>", None, bytes, &options) }?,
+        ModuleSource::Stdin(bytes) => unsafe { MlirModule::compile_named("<stdin>", bytes, &options) }?,
     };
     let externals = module.library().externals();
     if !externals.is_empty() {

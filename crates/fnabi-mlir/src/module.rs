@@ -129,11 +129,11 @@ impl MlirModule {
             return Ok(MlirModule { lib, llvm: None });
         }
         // SAFETY: forwarded to the caller.
-        unsafe { MlirModule::compile_named(path, ext, &bytes, options) }
+        unsafe { MlirModule::compile_named(path, &bytes, options) }
     }
 
-    /// Compiles the source `bytes` of a file called `name` (its extension
-    /// `ext`, if any, tells `.ll` and `.bc` apart) as
+    /// Compiles the source `bytes` of a file called `name` (its extension,
+    /// if any, tells `.ll` and `.bc` apart) as
     /// [`load_with`](MlirModule::load_with) compiles a file it has read: an
     /// empty source, one that is not UTF-8 and one without a function are
     /// errors naming `name` ([`MlirError::Load`]), and so are the compile
@@ -145,11 +145,11 @@ impl MlirModule {
     /// As for [`MlirLibrary::compile`].
     pub unsafe fn compile_named(
         name: impl AsRef<Path>,
-        ext: Option<&str>,
         bytes: &[u8],
         options: &CompileOptions,
     ) -> Result<MlirModule, Error> {
         let name = name.as_ref();
+        let ext = name.extension().and_then(|e| e.to_str());
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Err(MlirError::Load(format!("{} is empty: there is nothing to compile", name.display())).into());
         }

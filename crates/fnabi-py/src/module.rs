@@ -153,9 +153,9 @@ impl Module {
                             // A file is checked as `fnabi run` checks it
                             // (empty, no function) and names its errors.
                             // SAFETY: as below (the code compiled from `text` runs).
-                            Some(p) => Loaded::Mlir(unsafe {
-                                MlirModule::compile_named(p, Some("mlir"), text.as_bytes(), &options)
-                            }?),
+                            Some(p) => {
+                                Loaded::Mlir(unsafe { MlirModule::compile_named(p, text.as_bytes(), &options) }?)
+                            }
                             // Text has no file: its errors name `<string>`,
                             // as Python's own `compile` does.
                             // SAFETY: as below (the code compiled from `text` runs).
@@ -293,8 +293,9 @@ impl Module {
 /// size-prefixed FlatBuffer with IREE's identifier); `false` when it cannot
 /// be read (loading it then says why).
 fn looks_like_vmfb_file(path: &Path) -> bool {
-    let mut head = Vec::with_capacity(12);
-    std::fs::File::open(path).and_then(|f| f.take(12).read_to_end(&mut head)).is_ok()
+    let n = fnabi::vmfb::MAGIC_BYTES;
+    let mut head = Vec::with_capacity(n);
+    std::fs::File::open(path).and_then(|f| f.take(n as u64).read_to_end(&mut head)).is_ok()
         && fnabi::vmfb::looks_like_vmfb(&head)
 }
 

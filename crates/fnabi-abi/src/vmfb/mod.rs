@@ -591,8 +591,13 @@ impl<'a> Module<'a> {
     }
 }
 
+/// How many leading bytes of a file [`looks_like_vmfb`] reads: the bare
+/// form's identifier ends at byte 12.
+pub const MAGIC_BYTES: usize = 12;
+
 /// True when `bytes` look like a `.vmfb` (a ZIP, or a FlatBuffer with the
-/// `IREE` identifier after a size prefix); for dispatch on file kinds.
+/// `IREE` identifier after a size prefix); for dispatch on file kinds. It
+/// reads at most the first [`MAGIC_BYTES`].
 pub fn looks_like_vmfb(bytes: &[u8]) -> bool {
     bytes.starts_with(ZIP_LOCAL_HEADER) || bytes.get(8..12) == Some(IDENTIFIER)
 }
