@@ -17,7 +17,7 @@ pub(crate) fn user_diagnostics(stderr: &str, label: &str, edited: &str, edits: &
     for piece in stderr.split_inclusive('\n') {
         let (text, end) = piece.strip_suffix('\n').map_or((piece, ""), |t| (t, "\n"));
         if let Some((line, column)) = echo.take()
-            && edited_lines.get(line - 1) == Some(&text)
+            && line.checked_sub(1).and_then(|i| edited_lines.get(i)) == Some(&text)
         {
             out.push_str(&edits.user_line(line, text));
             out.push_str(end);
@@ -25,7 +25,6 @@ pub(crate) fn user_diagnostics(stderr: &str, label: &str, edited: &str, edits: &
             continue;
         }
         if let Some(column) = caret.take()
-            && !text.trim().is_empty()
             && text.trim_start() == "^"
         {
             out.push_str(&" ".repeat(column - 1));
@@ -107,5 +106,8 @@ mod tests {
                 " ".repeat(c - 1)
             )
         );
+        // Line 0 (no line of any text) and column 0 pass through.
+        let odd = "m.mlir:0:0: error: x\n^\n";
+        assert_eq!(user_diagnostics(odd, "m.mlir", &edited, &edits), odd);
     }
 }

@@ -60,7 +60,8 @@ impl SourceEdits {
     /// edited text. A column inside an inserted text maps to where it was
     /// inserted.
     pub fn user_location(&self, line: usize, column: usize) -> (usize, usize) {
-        let c = column.saturating_sub(1);
+        // Column 0 (no column) stays as it is.
+        let Some(c) = column.checked_sub(1) else { return (line, 0) };
         let mut shift = 0;
         for (col, len) in self.on_line(line) {
             let start = col + shift;
