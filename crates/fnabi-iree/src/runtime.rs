@@ -184,11 +184,12 @@ static DEVICES: Mutex<[Option<Arc<DeviceHandle>>; 2]> = Mutex::new([None, None])
 /// The device of `kind`, made on first use and kept for the process.
 ///
 /// Kept, not released with the last module that uses it: IREE 3.13's
-/// runtime is not safe against a device being created or destroyed while
-/// the other kind's device runs (measured: with modules loaded and dropped
-/// on `local-sync` and `local-task` from six threads, 2–5 of twelve runs
-/// had a call or a module initialization fail with `ref is null` or `ref
-/// type mismatch` in a HAL import; with both devices kept, none of 45).
+/// runtime is not safe against a device being destroyed while the other
+/// kind's device runs (measured: with modules loaded and dropped on
+/// `local-sync` and `local-task` from six threads, 2–5 of twelve runs had a
+/// call or a module initialization fail with `ref is null` or `ref type
+/// mismatch` in a HAL import; with each device made on first use and kept,
+/// none of 45).
 pub(crate) fn device(kind: Device) -> Result<Arc<DeviceHandle>, IreeError> {
     let instance = instance()?;
     let mut devices = DEVICES.lock().unwrap_or_else(|p| p.into_inner());
