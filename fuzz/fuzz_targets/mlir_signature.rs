@@ -5,7 +5,9 @@
 //! and the ABI text `fnabi compile` embeds from it: it reads back to as
 //! many functions, and writing those again gives the same text; each name
 //! written as a symbol reads back as `--function` reads it; the edits map
-//! each edited line and column back to the user's.
+//! each edited line and column back to the user's, and a tool's
+//! diagnostics about the edited text (locations, echoed line, caret) read
+//! as the user's.
 #![no_main]
 use fnabi::mlir::abi_embed::abi_text;
 use fnabi::mlir::symbol::{function_name, symbol_ref};
@@ -54,6 +56,37 @@ fuzz_target!(|data: &[u8]| {
                 last = u;
             }
             assert_eq!(last, user.len() + 1, "line {}", i + 1);
+            // A tool's diagnostic at a column of this line, echoing it with
+            // a caret, reads as the user's line and column; a column the
+            // line cannot hold keeps the tool's caret line.
+            for col in [0, 1, line.len() / 2 + 1, line.len() + 1, line.len() + 2, usize::MAX] {
+                let stderr = format!(
+                    "m.mlir:{}:{col}: error: x\n{line}\n{}^\n",
+                    i + 1,
+                    " ".repeat(col.min(line.len() + 2).saturating_sub(1))
+                );
+                let shown = edits.user_diagnostics(&stderr, "m.mlir", &edited);
+                let (_, u) = edits.user_location(i + 1, col);
+                let caret = if (1..=user.len() + 1).contains(&u) {
+                    format!("{}^", " ".repeat(u - 1))
+                } else {
+                    format!("{}^", " ".repeat(col.min(line.len() + 2).saturating_sub(1)))
+                };
+                assert_eq!(
+                    shown,
+                    format!("m.mlir:{}:{u}: error: x\n{user}\n{caret}\n", i + 1),
+                    "line {} col {col}",
+                    i + 1
+                );
+            }
+        }
+        // Any text as a tool's output (here the source itself, whose
+        // locations may name the label): no panic, and without the label
+        // it is passed on unchanged.
+        let _ = edits.user_diagnostics(text, "m.mlir", &edited);
+        let _ = edits.user_diagnostics(&edited, "m.mlir", &edited);
+        if !text.contains("m.mlir") {
+            assert_eq!(edits.user_diagnostics(text, "m.mlir", &edited), text);
         }
         for f in &scanned.decls {
             assert_eq!(function_name(&symbol_ref(&f.name)).as_deref(), Some(f.name.as_str()));

@@ -42,11 +42,8 @@ use std::sync::OnceLock;
 /// The MLIR/LLVM versions fnabi uses, preferred first.
 pub const VERSIONS: [u32; 2] = [22, 19];
 
-mod diagnostics;
 mod pipeline;
 mod toolchain;
-
-pub(crate) use diagnostics::user_diagnostics;
 
 pub use pipeline::{CompileOptions, PIPELINE, check_pass_options, front_passes, lowering, pass_names};
 use pipeline::{apply_pass_options, is_tiling_pass};

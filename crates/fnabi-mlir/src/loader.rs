@@ -122,7 +122,7 @@ impl MlirLibrary {
             // lines are turned back into the user's.
             match e.backend_error::<MlirError>() {
                 Some(MlirError::ToolFailed { tool, status, stderr }) if !edits.is_empty() => {
-                    let stderr = crate::compile::user_diagnostics(stderr, &options.shown_name(), &source, &edits);
+                    let stderr = edits.user_diagnostics(stderr, &options.shown_name(), &source);
                     MlirError::ToolFailed { tool: tool.clone(), status: status.clone(), stderr }.into()
                 }
                 _ => e,

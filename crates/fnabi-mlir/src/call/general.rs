@@ -162,7 +162,7 @@ pub(super) fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>])
     let bits = bits.map_err(|report| {
         // Its location is in the text fnabi compiled: read as the user's.
         let report = match &f.lib.edits {
-            Some((label, edits)) => crate::compile::user_diagnostics(&report, label, "", edits),
+            Some((label, edits)) => edits.user_diagnostics(&report, label, ""),
             None => report,
         };
         MlirError::RuntimeCheck { function: f.name.clone(), report }
