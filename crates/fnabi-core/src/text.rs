@@ -774,6 +774,9 @@ pub fn format_array(a: &Array<'_>) -> String {
 /// let a = Array::from_vec(&[3, 2], vec![1i32, 2, 3, 4, 5, 6]).unwrap();
 /// assert_eq!(format_array_elided(&a, 3), "3x2xi32=[1 2][3...][...]");
 /// assert_eq!(format_array_elided(&a, 6), "3x2xi32=[1 2][3 4][5 6]");
+/// // Empty: strides are never followed, however large the dims.
+/// let e = Array::from_vec(&[0, usize::MAX >> 1], Vec::<f32>::new()).unwrap();
+/// assert_eq!(format_array_elided(&e, 6), "0x9223372036854775807xf32=");
 /// ```
 pub fn format_array_elided(a: &Array<'_>, max_elements: usize) -> String {
     let mut out = String::new();
@@ -783,7 +786,10 @@ pub fn format_array_elided(a: &Array<'_>, max_elements: usize) -> String {
     out.push_str(dtype_name(a.dtype()));
     out.push('=');
     let es = a.dtype().size() as isize;
-    let steps: Vec<isize> = a.strides().iter().map(|s| s * es).collect();
+    // An array's byte strides fit its memory; an empty one has none, and
+    // its element strides times the element size may not fit (a dim of
+    // 2^63 - 1 after a 0): they are never followed.
+    let steps: Vec<isize> = a.strides().iter().map(|s| if a.is_empty() { 0 } else { s.wrapping_mul(es) }).collect();
     let mut budget = max_elements;
     // An empty array prints IREE's empty brackets (`2x0xf32=[][]`) unless
     // its leading dims would make billions of them (`5522442564x47x0xf64`):
