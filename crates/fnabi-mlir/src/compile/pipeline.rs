@@ -143,7 +143,9 @@ pub(super) fn apply_pass_options(args: &mut [String], options: &CompileOptions) 
 /// module that carries a transform-dialect schedule
 /// (`transform.named_sequence @__transform_main`) has it applied by the
 /// transform interpreter and then erased; runtime verification
-/// instruments the user's ops while they are still the user's.
+/// instruments the user's ops while they are still the user's, after
+/// elementwise ops on tensors have become linalg (whose checks compare
+/// the operands' dims).
 ///
 /// ```
 /// use fnabi_mlir::compile::front_passes;
@@ -151,7 +153,7 @@ pub(super) fn apply_pass_options(args: &mut [String], options: &CompileOptions) 
 /// let plain = "func.func @f() { return }";
 /// assert!(front_passes(plain, &CompileOptions::default()).is_empty());
 /// let checked = CompileOptions::default().with_runtime_verification(true);
-/// assert_eq!(front_passes(plain, &checked), ["--generate-runtime-verification"]);
+/// assert_eq!(front_passes(plain, &checked), ["--convert-elementwise-to-linalg", "--generate-runtime-verification"]);
 /// ```
 pub fn front_passes(source: &str, options: &CompileOptions) -> Vec<&'static str> {
     let mut passes = Vec::new();
@@ -159,7 +161,10 @@ pub fn front_passes(source: &str, options: &CompileOptions) -> Vec<&'static str>
         passes.extend(["--transform-interpreter", "--test-transform-dialect-erase-schedule"]);
     }
     if options.runtime_verification {
-        passes.push("--generate-runtime-verification");
+        // Elementwise ops on tensors (`arith.addf` of two `tensor<?x4xf32>`)
+        // become linalg first, whose verification checks that their
+        // dynamic dims agree: arith's own has no check for that.
+        passes.extend(["--convert-elementwise-to-linalg", "--generate-runtime-verification"]);
     }
     passes
 }

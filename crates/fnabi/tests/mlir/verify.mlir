@@ -27,3 +27,11 @@ func.func @dyn_add(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x4xf32> 
 // the user's column (tests/mlir_dialects.rs computes it from this text).
 func.func @element_on_one_line(%t: tensor<?xf32>, %i: index) -> f32 { %v = tensor.extract %t[%i] : tensor<?xf32>
   return %v : f32 }
+
+// The same relation on an elementwise op: arith's verification has no
+// check of operand shapes, so fnabi turns elementwise ops on tensors into
+// linalg before instrumenting (with 3 and 2 rows it read out of bounds).
+func.func @dyn_add_arith(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %r = arith.addf %a, %b : tensor<?x4xf32>
+  return %r : tensor<?x4xf32>
+}
