@@ -117,7 +117,7 @@ pub struct RunArgs {
     #[arg(long, value_enum, value_name = "BACKEND")]
     backend: Option<Backend>,
     /// One more flag for `iree-compile` (with `--backend iree`), after
-    /// fnabi's (`--iree-llvmcpu-target-cpu=host`, …). Repeat for each.
+    /// fnabi's (`--iree-llvmcpu-target-cpu=generic`, …). Repeat for each.
     #[arg(long, value_name = "FLAG", allow_hyphen_values = true)]
     iree_compile_flag: Vec<String>,
     /// The IREE device that runs a `.vmfb` module (or `.mlir` with `--backend iree`).

@@ -263,3 +263,56 @@ fn compiles_past_their_timeout_are_killed() {
     args.extend(os(&["--compile-timeout", "soon"]));
     one_line_error(fnabi_env(&args, &[]), "not a number of seconds (0 for none)");
 }
+
+/// MLIR's code does not check what `malloc` returns: a result whose size
+/// comes from the inputs (an outer product: 1.2 MB of input asks for 80 GB)
+/// was written through a null pointer (SIGSEGV). fnabi's allocation glue
+/// holds each of the module's allocations to the per-array limit and to the
+/// allocator's answer: with runtime checks (`fnabi run`'s default) the call
+/// is a one-line error; without them the process aborts, saying what was
+/// asked. Sizes from the source: m*n*4 bytes plus MLIR's 64-byte pad.
+#[test]
+fn allocations_of_compiled_code_are_bounded() {
+    let m = repo("crates/fnabi/tests/mlir/alloc.mlir");
+    let m = m.to_str().unwrap();
+    let lim = [("FNABI_MAX_ARRAY_BYTES", "1M")];
+    let small = ["run", m, "-i", "2xf32=1 2", "-i", "3xf32=1 2 3"];
+    let (code, out, err) = fnabi_env(&os(&small), &lim);
+    assert_eq!((code, out.as_str()), (0, "2x3xf32=[1 2 3][2 4 6]\n"), "{err}");
+    let large = ["run", m, "-i", "1000xf32=1", "-i", "2000xf32=1"];
+    one_line_error(
+        fnabi_env(&os(&large), &lim),
+        "@outer: memory exhausted: an allocation of the compiled code takes 8000064 bytes, over the limit of 1048576 bytes per array (raise it with FNABI_MAX_ARRAY_BYTES=BYTES",
+    );
+    // The flag sets the limit the module is loaded with.
+    let (code, _, err) = fnabi_env(
+        &os(&[&large[..], &["--max-array-bytes", "8000064", "--output-max-element-count", "1"]].concat()),
+        &lim,
+    );
+    assert_eq!(code, 0, "{err}");
+    // Without runtime checks there is no call to return to: abort, with
+    // the reason on stderr (not a segfault).
+    let unchecked = [&large[..], &["--no-runtime-verification"]].concat();
+    let out = Command::new(env!("CARGO_BIN_EXE_fnabi")).args(unchecked).envs(lim).output().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.signal(), Some(6), "{err}");
+    assert!(
+        err.contains("fnabi: memory exhausted: the compiled code asked for 8000064 bytes, over the limit of 1048576 bytes per array"),
+        "{err}"
+    );
+    // Within the limit, more than the allocator can give (an address space
+    // of 4 GiB; the request is 80 GB): the allocator's null is the error.
+    let script = format!("ulimit -v 4194304 && exec \"$0\" run '{m}' -i 100000xf32=1 -i 200000xf32=1");
+    let out = Command::new("sh")
+        .args(["-c", &script, env!("CARGO_BIN_EXE_fnabi")])
+        .env("FNABI_MAX_ARRAY_BYTES", "1T")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(
+        err,
+        "fnabi: error: @outer: memory exhausted: the compiled code asked for 80000000064 bytes, which the allocator could not give\n"
+    );
+}

@@ -11,7 +11,8 @@
 //! - `…` in an output stands for any text (lines left out, or the rest of a
 //!   line); hexadecimal addresses (`0x55c0a3c85880`) match any address.
 //! - `lib.so` is `crates/fnabi/tests/mlir/structured.mlir` compiled by
-//!   fnabi's pipeline (the README's "shared library without its source").
+//!   fnabi's pipeline without its ABI (`MlirLibrary::compile`: the
+//!   README's "shared library without its source").
 //! - `./scripts/demo.sh` is not run here (it installs packages and builds;
 //!   CI runs it in a clean clone): its last line, the MLP run it ends with,
 //!   is run instead and must print what the README shows.

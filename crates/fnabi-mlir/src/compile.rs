@@ -131,13 +131,15 @@ impl Compiler {
             extra.push_str(&format!("pass option {pass}:{option}\n"));
         }
         format!(
-            "fnabi-mlir-cache v5\nversion {}\ntriple {}\ninput {}\npipeline {} {}\ntiling {}\n{extra}\n{source}",
+            "fnabi-mlir-cache v6\nversion {}\ntriple {}\ninput {}\npipeline {} {}\ntiling {}\nglue {:032x}\n{extra}\n{source}",
             self.tools.full_version,
             self.tools.triple,
             options.input_name(),
             front_passes(source, options).join(" "),
             PIPELINE.join(" "),
-            crate::tiling::TILING_SCHEDULE
+            crate::tiling::TILING_SCHEDULE,
+            // fnabi's own glue, linked in as a module needs it.
+            fnv1a_128(format!("{ASSERT_GLUE}{ALLOC_GLUE}").as_bytes())
         )
     }
 
@@ -411,6 +413,13 @@ impl Compiler {
             // what the module printed so far, and the process aborts.
             glue.push_str(ASSERT_GLUE);
         }
+        if level == InputLevel::Bitcode || ALLOCATORS.iter().any(|f| declares(&lowered, f)) {
+            // The module's heap allocations go through fnabi's checks: the
+            // per-array byte limit, and a null from the allocator (which
+            // MLIR's code would write through) ends the call instead (see
+            // `ALLOC_GLUE`).
+            glue.push_str(ALLOC_GLUE);
+        }
         if !glue.is_empty() {
             std::fs::write(p("glue.c"), &glue).map_err(|e| MlirError::io("writing glue.c", e))?;
             run_capture(
@@ -454,6 +463,7 @@ impl Compiler {
 /// Replaces `cf.assert`'s `puts` inside a module (hidden, so nothing
 /// outside the module sees it): stdout is flushed, the message goes to stderr.
 const ASSERT_GLUE: &str = r#"
+#define FNABI_GUARD 1
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
@@ -507,6 +517,99 @@ int fnabi_guarded_call(uint64_t (*thunk)(void *), void *ctx, uint64_t *bits) {
 const char *fnabi_failure_report(void) { return fnabi_report; }
 "#;
 
+/// The C allocation functions that `ALLOC_GLUE` wraps.
+const ALLOCATORS: [&str; 4] = ["malloc", "aligned_alloc", "calloc", "realloc"];
+
+/// Wraps the module's heap allocations (hidden, so nothing outside the
+/// module sees them): `malloc`, `aligned_alloc`, `calloc` and `realloc`
+/// call the process's own (the first in the global scope, which the
+/// `free` of fnabi's adopted results reaches too), after checking the
+/// request against fnabi's per-array byte limit (`fnabi_max_alloc_bytes`,
+/// set by fnabi when it loads the module; 0: none). MLIR's code does not check what
+/// an allocation returns: a request over the limit, or one the allocator
+/// fails, would be written through a null pointer. Instead, inside a
+/// guarded call (`ASSERT_GLUE`, runtime checks) it ends the call with a
+/// report fnabi reads (`call::guard::ALLOC_FAILED`); elsewhere it says what
+/// was asked on stderr and aborts the process.
+const ALLOC_GLUE: &str = r#"
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+uint64_t fnabi_max_alloc_bytes;
+static void *(*fnabi_malloc)(size_t);
+static void *(*fnabi_aligned_alloc)(size_t, size_t);
+static void *(*fnabi_calloc)(size_t, size_t);
+static void *(*fnabi_realloc)(void *, size_t);
+__attribute__((noreturn)) static void fnabi_alloc_failed(unsigned long long n, unsigned long long limit) {
+  char msg[200];
+#ifdef FNABI_GUARD
+  if (fnabi_jump) {
+    snprintf(msg, sizeof msg, "fnabi-alloc-failed %llu %llu", n, limit);
+    puts(msg);
+    abort();
+  }
+#endif
+  if (limit)
+    snprintf(msg, sizeof msg, "fnabi: memory exhausted: the compiled code asked for %llu bytes, over the limit of %llu bytes per array (raise it with FNABI_MAX_ARRAY_BYTES)", n, limit);
+  else
+    snprintf(msg, sizeof msg, "fnabi: memory exhausted: the compiled code asked for %llu bytes, which the allocator could not give", n);
+  /* write(2), not stdio: a module whose undefined symbols name stdio is
+     taken for one that prints, and its calls flush C's stdio. */
+  fflush(NULL);
+  size_t len = strlen(msg);
+  msg[len++] = '\n';
+  if (write(2, msg, len) < 0) {}
+  abort();
+}
+static void *fnabi_resolve(void **slot, const char *name) {
+  void *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+  if (!f) {
+    f = dlsym(RTLD_DEFAULT, name);
+    if (!f) fnabi_alloc_failed(0, 0);
+    __atomic_store_n(slot, f, __ATOMIC_RELEASE);
+  }
+  return f;
+}
+static void fnabi_check_size(unsigned long long n) {
+  uint64_t max = __atomic_load_n(&fnabi_max_alloc_bytes, __ATOMIC_RELAXED);
+  if (max && n > max) fnabi_alloc_failed(n, max);
+}
+__attribute__((visibility("hidden"))) void *malloc(size_t n) {
+  void *(*f)(size_t) = (void *(*)(size_t))fnabi_resolve((void **)&fnabi_malloc, "malloc");
+  fnabi_check_size(n);
+  void *p = f(n);
+  if (!p && n) fnabi_alloc_failed(n, 0);
+  return p;
+}
+__attribute__((visibility("hidden"))) void *aligned_alloc(size_t a, size_t n) {
+  void *(*f)(size_t, size_t) = (void *(*)(size_t, size_t))fnabi_resolve((void **)&fnabi_aligned_alloc, "aligned_alloc");
+  fnabi_check_size(n);
+  void *p = f(a, n);
+  if (!p && n) fnabi_alloc_failed(n, 0);
+  return p;
+}
+__attribute__((visibility("hidden"))) void *calloc(size_t k, size_t n) {
+  void *(*f)(size_t, size_t) = (void *(*)(size_t, size_t))fnabi_resolve((void **)&fnabi_calloc, "calloc");
+  unsigned __int128 total = (unsigned __int128)k * n;
+  if (total > UINT64_MAX) fnabi_alloc_failed(UINT64_MAX, 0);
+  fnabi_check_size((unsigned long long)total);
+  void *p = f(k, n);
+  if (!p && total) fnabi_alloc_failed((unsigned long long)total, 0);
+  return p;
+}
+__attribute__((visibility("hidden"))) void *realloc(void *old, size_t n) {
+  void *(*f)(void *, size_t) = (void *(*)(void *, size_t))fnabi_resolve((void **)&fnabi_realloc, "realloc");
+  fnabi_check_size(n);
+  void *p = f(old, n);
+  if (!p && n) fnabi_alloc_failed(n, 0);
+  return p;
+}
+"#;
+
 /// True when the LLVM-dialect text declares or defines `@name`.
 fn declares(lowered: &str, name: &str) -> bool {
     lowered.contains(&format!("llvm.func @{name}(")) || lowered.contains(&format!(" @{name}("))
@@ -554,6 +657,32 @@ fn lowering_pass(dialect: &str) -> Option<&'static str> {
     })
 }
 
+/// `text` (a tool's diagnostics, a runtime check's report) with the
+/// source's staged name `input` in its locations (`input:L:C`,
+/// `"input":L:C`) replaced by the name the user knows it by, `shown`.
+pub(crate) fn rename_source(text: &str, input: &str, shown: &str) -> String {
+    if input == shown || input.is_empty() {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (found, _) in text.match_indices(input) {
+        let before = found.checked_sub(1).map(|i| text.as_bytes()[i]);
+        let after = &text[found + input.len()..];
+        // The whole name (`hinput.mlir` is another file), followed by its
+        // line (`:`) or closing quote.
+        let whole = found >= at && matches!(before, None | Some(b' ' | b'\t' | b'\n' | b'"' | b'(' | b'\''));
+        let quoted = before == Some(b'"') && after.starts_with('"');
+        if whole && (quoted || after.starts_with(':')) {
+            out.push_str(&text[at..found]);
+            out.push_str(shown);
+            at = found + input.len();
+        }
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
 /// A tool failure of the pipeline made actionable: the temporary input's
 /// name becomes the user's path, the failing pass is named (from
 /// `--mlir-print-ir-after-failure`'s header, whose IR dump is dropped), and
@@ -571,11 +700,7 @@ fn pipeline_error(e: MlirError, options: &CompileOptions) -> MlirError {
         text.push_str(line);
         text.push('\n');
     }
-    let (input, shown) = (options.input_name(), options.shown_name());
-    if shown != input {
-        text = text.replace(&format!("{input}:"), &format!("{shown}:"));
-        text = text.replace(&format!("\"{input}\""), &format!("\"{shown}\""));
-    }
+    text = rename_source(&text, &options.input_name(), &options.shown_name());
     let mut notes = Vec::new();
     if let Some(p) = &pass {
         notes.push(format!("the pass that failed: --{p}"));
@@ -681,6 +806,18 @@ impl LinkInputs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only whole names followed by a line or a closing quote are renamed.
+    #[test]
+    fn locations_take_the_users_name() {
+        let text = "input.mlir:3:4: error: x\n  at loc(\"input.mlir\":3:4) in xinput.mlir:1:1, input.mlir alone\n";
+        assert_eq!(
+            rename_source(text, "input.mlir", "<string>"),
+            "<string>:3:4: error: x\n  at loc(\"<string>\":3:4) in xinput.mlir:1:1, input.mlir alone\n"
+        );
+        assert_eq!(rename_source(text, "input.mlir", "input.mlir"), text);
+        assert_eq!(rename_source(text, "", "y"), text);
+    }
 
     #[test]
     fn missing_tools_name_the_packages() {

@@ -120,6 +120,23 @@ pub enum MlirError {
         /// failed`, the op, `^ reason`, `Location: loc(...)`).
         report: String,
     },
+    /// The module's code asked for more memory than one array may take
+    /// (`limit`: fnabi's per-array byte limit when the module was loaded,
+    /// [`ByteLimit::Array`](fnabi_abi::limits::ByteLimit::Array)), or than
+    /// the allocator could give (`limit` is `None`): the call stopped at
+    /// that allocation (MLIR's code would have written through the null
+    /// pointer). What it had allocated until then is not freed. Only calls
+    /// of modules compiled with runtime checks stop this way; without them
+    /// the process aborts, saying what was asked.
+    #[error("@{function}: memory exhausted: {}", allocation_failure(*requested, *limit))]
+    AllocationFailed {
+        /// The function called.
+        function: String,
+        /// The bytes the allocation asked for.
+        requested: u64,
+        /// The limit it was over, if it was.
+        limit: Option<u64>,
+    },
     /// A compile tool ran past the compile timeout and was killed.
     #[error("{}", fnabi_core::tool::timeout_message(tool, *limit))]
     Timeout {
@@ -187,6 +204,20 @@ fn runtime_check_summary(report: &str) -> String {
     let head = report.lines().next().unwrap_or_default().trim_start_matches("ERROR: ");
     let head = if head.is_empty() { "runtime check failed".to_owned() } else { head.to_lowercase() };
     format!("{head}{at}: {reason}\n{}", report.trim_end())
+}
+
+/// What a failed allocation of a module's code asked for, and why it failed.
+fn allocation_failure(requested: u64, limit: Option<u64>) -> String {
+    match limit {
+        Some(limit) => fnabi_abi::limits::LimitError {
+            what: "an allocation of the compiled code".into(),
+            requested: requested.into(),
+            limit,
+            kind: fnabi_abi::limits::ByteLimit::Array,
+        }
+        .to_string(),
+        None => format!("the compiled code asked for {requested} bytes, which the allocator could not give"),
+    }
 }
 
 impl MlirError {

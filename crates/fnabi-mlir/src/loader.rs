@@ -133,7 +133,7 @@ impl MlirLibrary {
         let skipped = scanned.skipped.into_iter().map(|(name, e)| (name, e.to_string())).collect();
         // SAFETY: compiled from this source just now; the rest is the caller's.
         let lib = unsafe { load(&so, scanned.decls, host) }?;
-        Ok(lib.with_skipped(skipped).with_edits(options.input_name(), edits))
+        Ok(lib.with_skipped(skipped).with_source(options.input_name(), options.shown_name(), edits))
     }
 
     /// Compiles an LLVM-level module (`level`: LLVM-dialect MLIR, LLVM IR

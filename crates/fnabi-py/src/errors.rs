@@ -109,7 +109,7 @@ pub fn to_py(py: Python<'_>, e: fnabi::Error) -> PyErr {
             MlirError::ToolsMissing(_) | MlirError::ToolFailed { .. } | MlirError::Timeout { .. } => {
                 plain(Kind::Compile)
             }
-            MlirError::RuntimeCheck { .. } => plain(Kind::Execution),
+            MlirError::RuntimeCheck { .. } | MlirError::AllocationFailed { .. } => plain(Kind::Execution),
             MlirError::NotFound(_) => plain(Kind::NotFound),
             MlirError::NeedsSignature(_) => plain(Kind::Load),
             MlirError::HostFunction { .. } => plain(Kind::Execution),

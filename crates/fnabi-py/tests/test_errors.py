@@ -266,7 +266,15 @@ def test_runtime_checks_raise_execution_error_with_the_users_line():
     with pytest.raises(fnabi.ExecutionError) as e:
         m.element(x, 4)
     first = str(e.value).splitlines()[0]
-    assert first == "@element: runtime op verification failed at verify.mlir:5:8: out-of-bounds access"
+    # The file as it was given, as compile errors name it.
+    path = str(MLIR / "verify.mlir")
+    assert first == f"@element: runtime op verification failed at {path}:5:8: out-of-bounds access"
+    # Text has no file: `<string>`, as in its compile errors.
+    text = (MLIR / "verify.mlir").read_text()
+    with pytest.raises(fnabi.ExecutionError) as e:
+        fnabi.compile_mlir(text, runtime_checks=True).element(x, 4)
+    assert str(e.value).splitlines()[0] == "@element: runtime op verification failed at <string>:5:8: out-of-bounds access"
+    assert "input.mlir" not in str(e.value)
     # Two dynamic dims that must be equal: linalg's check stops the call.
     with pytest.raises(fnabi.ExecutionError, match="verify.mlir:21:8: dimension #0"):
         m.dyn_add(np.ones((3, 4), np.float32), np.ones((2, 4), np.float32))
@@ -277,3 +285,39 @@ def test_runtime_checks_raise_execution_error_with_the_users_line():
         again.element(x, -1)
     with pytest.raises(fnabi.CallError, match="runtime_checks= applies to MLIR source"):
         fnabi.load(MLIR / "verify.mlir", runtime_checks=True, backend="iree")
+
+
+def test_allocations_of_compiled_code_are_bounded():
+    """An outer product of 1000 and 2000 floats allocates 8000064 bytes
+    (m*n*4 plus MLIR's 64-byte pad), over a 1 MiB per-array limit: with
+    runtime checks an ExecutionError, the module still usable; without
+    them the interpreter aborts saying why (it was a segfault: MLIR's code
+    wrote through the allocator's null)."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np, fnabi\n"
+        "m = fnabi.load(sys.argv[1], runtime_checks=sys.argv[2] == 'checked')\n"
+        "big = (np.ones(1000, np.float32), np.ones(2000, np.float32))\n"
+        "try:\n"
+        "    m.outer(*big)\n"
+        "except fnabi.ExecutionError as e:\n"
+        "    print(type(e).__name__, e)\n"
+        "print(m.outer(np.array([1, 2], np.float32), np.array([1, 2, 3], np.float32)).tolist())\n"
+    )
+    env = dict(os.environ, FNABI_MAX_ARRAY_BYTES="1M")
+    path = str(MLIR / "alloc.mlir")
+    run = [sys.executable, "-c", code, path]
+    out = subprocess.run(run + ["checked"], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == (
+        "ExecutionError @outer: memory exhausted: an allocation of the compiled code takes 8000064 bytes, "
+        "over the limit of 1048576 bytes per array (raise it with FNABI_MAX_ARRAY_BYTES=BYTES, e.g. 64G, "
+        "fnabi's --max-array-bytes BYTES, or fnabi::limits::set_max_bytes)\n"
+        "[[1.0, 2.0, 3.0], [2.0, 4.0, 6.0]]\n"
+    )
+    out = subprocess.run(run + ["unchecked"], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == -6, out.stderr
+    assert "fnabi: memory exhausted: the compiled code asked for 8000064 bytes, over the limit of 1048576" in out.stderr

@@ -48,7 +48,10 @@ fn out_of_bounds_is_reported_with_the_users_line() {
     let m = verify_module(true);
     let a = || fnabi::Array::from_vec(&[2, 3], vec![1i32, 2, 3, 4, 5, 6]).unwrap();
     for _round in 0..2 {
-        for (which, line) in [("element", "verify.mlir:5:8"), ("load", "verify.mlir:10:8")] {
+        // The path the module was loaded from, as compile errors name it
+        // (the compiled code's locations carry the staged name).
+        let path = fixture("verify.mlir");
+        for (which, line) in [("element", format!("{path}:5:8")), ("load", format!("{path}:10:8"))] {
             let e = match which {
                 "element" => m.function("element").unwrap().call([tensor4(), Value::from(4i64)]),
                 _ => m.function("load").unwrap().call([Value::from(a()), Value::from(0i64), Value::from(3i64)]),
@@ -72,12 +75,12 @@ fn out_of_bounds_is_reported_with_the_users_line() {
         let column = line.find("tensor.extract").unwrap() + 1;
         let e = m.function("element_on_one_line").unwrap().call([tensor4(), Value::from(9i64)]).unwrap_err();
         let first = e.to_string().lines().next().unwrap().to_owned();
-        let at = format!("verify.mlir:{}:{column}", n + 1);
+        let at = format!("{path}:{}:{column}", n + 1);
         assert_eq!(
             first,
             format!("@element_on_one_line: runtime op verification failed at {at}: out-of-bounds access")
         );
-        assert!(e.to_string().contains(&format!("\"verify.mlir\":{}:{column}", n + 1)), "{e}");
+        assert!(e.to_string().contains(&format!("\"{path}\":{}:{column}", n + 1)), "{e}");
         // In bounds, the same functions answer.
         let v = m.function("element").unwrap().call([tensor4(), Value::from(3i64)]).unwrap();
         assert!(matches!(v, Value::Float(x) if x == 4.0), "{v:?}");
@@ -94,6 +97,32 @@ fn out_of_bounds_is_reported_with_the_users_line() {
     let f = plain.library().function("load").unwrap();
     let mut prepared = f.prepare();
     assert_eq!(prepared.bind(&args).unwrap().invoke().scalar(0), Some(fnabi::mlir::Scalar::I32(6)));
+}
+
+/// Dynamic dims that an elementwise op on tensors needs equal are checked
+/// too (`arith.addf` of 3 and 2 rows read out of bounds: arith's own
+/// verification does not compare operand shapes; fnabi turns such ops
+/// into linalg before instrumenting), at the user's line of the op.
+#[test]
+fn elementwise_ops_on_tensors_are_checked() {
+    let m = verify_module(true);
+    let f = m.function("dyn_add_arith").unwrap();
+    let rows = |n: usize| Value::from(fnabi::Array::from_vec(&[n, 4], vec![1f32; n * 4]).unwrap());
+    let v = f.call([rows(2), rows(2)]).unwrap();
+    assert_eq!(v.as_array().unwrap().to_vec::<f32>().unwrap(), [2f32; 8]);
+    let e = f.call([rows(3), rows(2)]).unwrap_err();
+    assert!(
+        matches!(e.backend_error::<fnabi::mlir::MlirError>(), Some(fnabi::mlir::MlirError::RuntimeCheck { .. })),
+        "{e}"
+    );
+    let text = std::fs::read_to_string(fixture("verify.mlir")).unwrap();
+    let (n, line) = text.lines().enumerate().find(|(_, l)| l.contains("arith.addf")).unwrap();
+    let at = format!("{}:{}:{}", fixture("verify.mlir"), n + 1, line.find("arith.addf").unwrap() + 1);
+    let first = e.to_string().lines().next().unwrap().to_owned();
+    assert!(
+        first.starts_with(&format!("@dyn_add_arith: runtime op verification failed at {at}: dimension #0")),
+        "{first}"
+    );
 }
 
 /// A failed check in a child process that does not go through fnabi's call

@@ -160,9 +160,13 @@ pub(super) fn run<'s>(f: &FnInner, s: &'s mut Scratch, args: &mut [Arg<'_, '_>])
     let host_failure = scope.and_then(crate::host::CallScope::finish);
     // A failed runtime check: the call stopped midway, nothing to take.
     let bits = bits.map_err(|report| {
+        // An allocation the glue refused (`ALLOC_GLUE`): its size and limit.
+        if let Some((requested, limit)) = guard::allocation_failure(&report) {
+            return MlirError::AllocationFailed { function: f.name.clone(), requested, limit };
+        }
         // Its location is in the text fnabi compiled: read as the user's.
-        let report = match &f.lib.edits {
-            Some((label, edits)) => edits.user_diagnostics(&report, label, ""),
+        let report = match &f.lib.source {
+            Some(source) => source.user_report(&report),
             None => report,
         };
         MlirError::RuntimeCheck { function: f.name.clone(), report }

@@ -2,7 +2,9 @@
 //! an aborted process: the library's `fnabi_guarded_call` (C glue that
 //! fnabi links into modules compiled with runtime checks) sets a jump point,
 //! calls back into [`invoke`] through [`guarded_thunk`], and a failed
-//! `cf.assert` jumps back to it with its report.
+//! `cf.assert` jumps back to it with its report, as does an allocation
+//! that fnabi's allocation glue refuses. That glue's limit is set here
+//! when a library is loaded ([`set_allocation_limit`]).
 
 use super::*;
 
@@ -72,4 +74,45 @@ extern "C" fn guarded_thunk(ctx: *mut c_void) -> u64 {
     // for the duration of this call.
     let a = unsafe { &*(ctx as *const ThunkArgs<'_>) };
     invoke(a.fp, a.frame, a.ret)
+}
+
+/// The report of an allocation refused by the module's allocation glue
+/// (`fnabi-alloc-failed REQUESTED LIMIT`, limit 0 when the allocator
+/// failed): the bytes asked for and the limit they were over.
+pub(super) fn allocation_failure(report: &str) -> Option<(u64, Option<u64>)> {
+    let mut words = report.lines().next()?.strip_prefix("fnabi-alloc-failed ")?.split(' ');
+    let requested = words.next()?.parse().ok()?;
+    let limit: u64 = words.next()?.parse().ok()?;
+    Some((requested, (limit != 0).then_some(limit)))
+}
+
+/// Sets the per-array byte limit of `lib`'s allocation glue (a module that
+/// this fnabi compiled), when it has one: the limit in force now
+/// ([`ByteLimit::Array`](fnabi_abi::limits::ByteLimit::Array)), checked
+/// at each of the module's heap allocations.
+pub(super) fn set_allocation_limit(lib: &libloading::Library) {
+    // SAFETY: when present, `fnabi_max_alloc_bytes` is the glue's
+    // `uint64_t` (compile.rs, ALLOC_GLUE), read by the module's code with
+    // relaxed atomic loads; it is written here, once, before any function
+    // of the freshly loaded library runs, as an atomic of the same size.
+    unsafe {
+        if let Ok(slot) = lib.get::<*mut u64>(b"fnabi_max_alloc_bytes\0") {
+            let slot = std::sync::atomic::AtomicU64::from_ptr(*slot);
+            let limit = fnabi_abi::limits::max_bytes(fnabi_abi::limits::ByteLimit::Array);
+            slot.store(limit, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::allocation_failure;
+
+    #[test]
+    fn allocation_reports_read_back() {
+        assert_eq!(allocation_failure("fnabi-alloc-failed 80000000000 1024\n"), Some((80_000_000_000, Some(1024))));
+        assert_eq!(allocation_failure("fnabi-alloc-failed 5 0\n"), Some((5, None)));
+        assert_eq!(allocation_failure("ERROR: Runtime op verification failed\n"), None);
+        assert_eq!(allocation_failure("fnabi-alloc-failed x 0"), None);
+    }
 }

@@ -92,10 +92,28 @@ struct LibInner {
     /// The glue that turns a failed runtime check into an error (modules
     /// compiled with runtime checks).
     guard: Option<guard::Guard>,
-    /// fnabi's insertions into the source it was compiled from, with the
-    /// source's name in the code's locations: a runtime check's location
-    /// is reported as the user's line:column.
-    edits: Option<(String, SourceEdits)>,
+    /// The source it was compiled from, when a runtime check's report
+    /// needs its locations read as the user's (see [`SourceNames`]).
+    source: Option<SourceNames>,
+}
+
+/// The source a library was compiled from, for its runtime checks'
+/// reports: the name its locations carry (the staged `input`), the name
+/// the user knows it by (`shown`, as compile errors give it), and fnabi's
+/// insertions into it.
+struct SourceNames {
+    input: String,
+    shown: String,
+    edits: SourceEdits,
+}
+
+impl SourceNames {
+    /// A runtime check's `report` about the compiled text, as the user's:
+    /// columns and name.
+    fn user_report(&self, report: &str) -> String {
+        let report = self.edits.user_diagnostics(report, &self.input, "");
+        crate::compile::rename_source(&report, &self.input, &self.shown)
+    }
 }
 
 impl LibInner {
@@ -150,12 +168,15 @@ impl MlirLibrary {
     ) -> MlirLibrary {
         MlirLibrary {
             inner: Arc::new(LibInner {
-                guard: guard::Guard::find(&lib),
+                guard: {
+                    guard::set_allocation_limit(&lib);
+                    guard::Guard::find(&lib)
+                },
                 lib,
                 path,
                 decls,
                 skipped: Vec::new(),
-                edits: None,
+                source: None,
                 image: OnceLock::new(),
                 host,
                 externals,
@@ -171,13 +192,14 @@ impl MlirLibrary {
         self
     }
 
-    /// Records fnabi's insertions into the source, named `label` in the
-    /// code's locations (see [`LibInner::edits`]).
-    pub(crate) fn with_edits(mut self, label: String, edits: SourceEdits) -> MlirLibrary {
+    /// Records the source it was compiled from: named `input` in the
+    /// code's locations, `shown` to the user, with fnabi's insertions (see
+    /// [`SourceNames`]).
+    pub(crate) fn with_source(mut self, input: String, shown: String, edits: SourceEdits) -> MlirLibrary {
         if let Some(inner) = Arc::get_mut(&mut self.inner)
-            && !edits.is_empty()
+            && (!edits.is_empty() || input != shown)
         {
-            inner.edits = Some((label, edits));
+            inner.source = Some(SourceNames { input, shown, edits });
         }
         self
     }

@@ -50,13 +50,19 @@ def load(
       `has_iree`), to cross-check the two backends on the same inputs.
     - ``runtime_checks``: for ``.mlir`` files on the MLIR backend: compile
       with MLIR's runtime op verification; a failed check raises
-      `ExecutionError` naming the file and line.
+      `ExecutionError` naming the file and line, as does an allocation of
+      the module's code over the per-array byte limit
+      (``FNABI_MAX_ARRAY_BYTES``) or one the allocator cannot give. Without
+      runtime checks such an allocation aborts the process, saying why.
 
     Loading runs the module's initialisers and calling its functions runs
     its code in this process: load only code you trust.
 
     Raises `LoadError` (unreadable file, bad library or module, malformed
-    ABI attributes) or `CompileError` (the MLIR tools failed or are missing).
+    ABI attributes), `CompileError` (the MLIR tools failed or are missing),
+    or `CallError` (a `ValueError`: an option value that is not one of its
+    choices, such as ``backend="cuda"``, or an option that does not apply
+    to the file).
     """
 
 def compile_mlir(source: str, *, runtime_checks: bool = False) -> Module:

@@ -67,7 +67,8 @@ class CompileError(Error):
 
 class ExecutionError(Error, RuntimeError):
     """The compiled code or its runtime failed while running (an IREE
-    status, a host function that failed)."""
+    status, a host function that failed, a runtime check, an allocation
+    of the compiled code that its limit or the allocator refused)."""
 
 
 # Shown (and pickled) as what users import: fnabi.CallError, not fnabi._errors.CallError.
