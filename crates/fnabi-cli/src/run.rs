@@ -17,6 +17,7 @@
 
 use crate::CliError;
 use clap::Args;
+use fnabi::coerce::InputType;
 use fnabi::inputs::{self, HostFiles};
 use fnabi::mlir::{CompileOptions, MlirModule};
 use fnabi::structure::{IndexPath, PathKey};
@@ -436,12 +437,26 @@ fn leaves<'v>(v: &'v Value<'v>, path: &mut Vec<PathKey>, out: &mut Vec<(IndexPat
     }
 }
 
-/// One leaf in IREE's text form, arrays elided after `max` elements.
-fn leaf_text(v: &Value<'_>, max: usize) -> String {
+/// The element type of a scalar result leaf at `path`, when the
+/// function's signature says (see [`Function::result_type`]).
+fn scalar_dtype(result_type: Option<&InputType>, path: &IndexPath) -> Option<fnabi::DType> {
+    match result_type?.at(path.keys())? {
+        InputType::Array { dtype, dims: Some(dims) } if dims.is_empty() => Some(*dtype),
+        _ => None,
+    }
+}
+
+/// One leaf in IREE's text form, arrays elided after `max` elements; a
+/// float scalar as the shortest decimal of its element type (`dtype`, when
+/// known: an `f32` result's `0.1`, not the `f64` it is held in).
+fn leaf_text(v: &Value<'_>, max: usize, dtype: Option<fnabi::DType>) -> String {
     match v {
         Value::Array(a) => fnabi::text::format_array_elided(a, max),
         Value::Int(i) => i.to_string(),
-        Value::Float(f) => fnabi::text::format_float(*f, fnabi::ScalarType::F64),
+        Value::Float(f) => match dtype {
+            Some(fnabi::DType::Scalar(s)) if s.is_float() => fnabi::text::format_float(*f, s),
+            _ => fnabi::text::format_float(*f, fnabi::ScalarType::F64),
+        },
         Value::Bool(b) => b.to_string(),
         Value::None => "None".into(),
         other => fnabi::json::to_string(other),
@@ -467,10 +482,19 @@ fn npy_name(path: &IndexPath) -> String {
     parts.join(".")
 }
 
-/// A result leaf as an array: arrays as they are, scalars as 0-d arrays;
+/// A result leaf as an array: arrays as they are, scalars as 0-d arrays
+/// of their element type (`dtype`, when known; else `i64`, `f64`, `bool`);
 /// `None` for leaves that are no numbers (strings, `None`, bytes).
-fn leaf_array<'v>(v: &'v Value<'v>) -> Option<std::borrow::Cow<'v, Array<'v>>> {
+fn leaf_array<'v>(v: &'v Value<'v>, dtype: Option<fnabi::DType>) -> Option<std::borrow::Cow<'v, Array<'v>>> {
     use std::borrow::Cow;
+    if let (Some(dtype), Value::Int(_) | Value::Float(_) | Value::Bool(_)) = (dtype, v) {
+        let param = fnabi::coerce::InputParam { name: None, ty: InputType::Array { dtype, dims: Some(Vec::new()) } };
+        if let Ok((mut typed, _)) = fnabi::coerce::coerce_arguments(vec![v.clone()], Dict::new(), &[param])
+            && let Some(Value::Array(a)) = typed.pop()
+        {
+            return Some(Cow::Owned(*a));
+        }
+    }
     Some(match v {
         Value::Array(a) => Cow::Borrowed(&**a),
         Value::Int(i) => Cow::Owned(Array::scalar(*i)),
@@ -480,12 +504,16 @@ fn leaf_array<'v>(v: &'v Value<'v>) -> Option<std::borrow::Cow<'v, Array<'v>>> {
     })
 }
 
-fn save_npy(dir: &Path, results: &[(IndexPath, &Value<'_>)]) -> Result<Vec<PathBuf>, CliError> {
+fn save_npy(
+    dir: &Path,
+    results: &[(IndexPath, &Value<'_>)],
+    result_type: Option<&InputType>,
+) -> Result<Vec<PathBuf>, CliError> {
     std::fs::create_dir_all(dir)
         .map_err(|e| CliError(format!("--npy-dir {}: cannot create it: {e}", dir.display())))?;
     let mut written = Vec::new();
     for (path, v) in results {
-        let Some(a) = leaf_array(v) else { continue };
+        let Some(a) = leaf_array(v, scalar_dtype(result_type, path)) else { continue };
         let file = dir.join(format!("{}.npy", npy_name(path)));
         fnabi::npy::save(&file, &a).map_err(|e| CliError(format!("cannot write {}: {e}", file.display())))?;
         written.push(file);
@@ -495,10 +523,16 @@ fn save_npy(dir: &Path, results: &[(IndexPath, &Value<'_>)]) -> Result<Vec<PathB
 
 /// Writes one result leaf to `file` (`append`: at its end): `.npy` files
 /// in numpy's format, others as the raw bytes in C order.
-fn write_leaf(path: &IndexPath, v: &Value<'_>, file: &Path, append: bool) -> Result<(), CliError> {
+fn write_leaf(
+    path: &IndexPath,
+    v: &Value<'_>,
+    dtype: Option<fnabi::DType>,
+    file: &Path,
+    append: bool,
+) -> Result<(), CliError> {
     let which = if path.0.is_empty() { "the result".to_owned() } else { format!("result {path}") };
     let cannot = |e: String| CliError(format!("cannot write {which} to {}: {e}", file.display()));
-    let a = leaf_array(v).ok_or_else(|| cannot(format!("it is a {}, not an array or a number", v.kind())))?;
+    let a = leaf_array(v, dtype).ok_or_else(|| cannot(format!("it is a {}, not an array or a number", v.kind())))?;
     let bytes = if file.extension().is_some_and(|e| e == "npy") {
         fnabi::npy::to_bytes(&a).map_err(|e| cannot(e.to_string()))?
     } else {
@@ -613,13 +647,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     leaves(&result, &mut Vec::new(), &mut all);
     let structured = !matches!(&all[..], [(p, _)] if p.keys().is_empty());
     let max = args.output_max_element_count;
+    let result_type = function.result_type();
+    let result_type = result_type.as_ref();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut print = |path: &IndexPath, v: &Value<'_>| -> Result<(), CliError> {
+        let text = leaf_text(v, max, scalar_dtype(result_type, path));
         if structured {
-            writeln!(out, "{path}: {}", leaf_text(v, max)).map_err(CliError::output)
+            writeln!(out, "{path}: {text}").map_err(CliError::output)
         } else {
-            writeln!(out, "{}", leaf_text(v, max)).map_err(CliError::output)
+            writeln!(out, "{text}").map_err(CliError::output)
         }
     };
     match plan {
@@ -651,14 +688,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
                             Some(f) => (true, f.strip_prefix('@').unwrap_or(f)),
                             None => (false, &s[1..]),
                         };
-                        write_leaf(path, v, Path::new(file), append)?;
+                        write_leaf(path, v, scalar_dtype(result_type, path), Path::new(file), append)?;
                     }
                 }
             }
         }
     }
     if let Some(dir) = &args.npy_dir {
-        for file in save_npy(dir, &all)? {
+        for file in save_npy(dir, &all, result_type)? {
             eprintln!("fnabi: wrote {}", file.display());
         }
     }

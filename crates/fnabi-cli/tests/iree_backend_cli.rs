@@ -473,3 +473,50 @@ fn a_bare_flatbuffer_module_runs_by_its_bytes() {
     let (ok, out, err) = common::fnabi_bytes(&args, &bytes);
     assert!(ok && out == want, "{out} {err}");
 }
+
+/// A scalar result keeps its element type on both backends, as
+/// `iree-run-module` keeps it: an `f32` prints as the shortest decimal of
+/// that `f32` (numpy's `repr`), not of the `f64` it is held in
+/// (`0.10000000149011612`), and is written to `.npy` as `<f4` and to a raw
+/// file as its own bytes (an `i8` is one byte, not eight).
+#[test]
+fn scalar_results_keep_their_element_type() {
+    let dir = scratch("scalar-results");
+    let src = dir.join("sc.mlir");
+    std::fs::write(
+        &src,
+        "func.func @half(%x: f32) -> f32 {\n  %c = arith.constant 0.5 : f32\n  %r = arith.mulf %x, %c : f32\n  return %r : f32\n}\n\
+         func.func @inc8(%x: i8) -> i8 {\n  %c = arith.constant 1 : i8\n  %r = arith.addi %x, %c : i8\n  return %r : i8\n}\n\
+         func.func @pair(%x: f32, %y: f64) -> (f32, f64) {\n  return %x, %y : f32, f64\n}\n",
+    )
+    .unwrap();
+    let src = src.to_str().unwrap();
+    // What numpy prints for the same values.
+    let want = common::python(
+        "import numpy as np\nprint(repr(float(np.float32(0.2) * np.float32(0.5))).replace('0.1', 'x'), np.float32(0.2) * np.float32(0.5), np.float32(0.3), np.float64(0.3))",
+    );
+    let want: Vec<&str> = want.split_whitespace().collect();
+    assert_eq!(want[0], "x0000000149011612", "the f64 of the f32 result is long");
+    for backend in ["mlir", "iree"] {
+        let (ok, out, err) = fnabi_env(&["run", src, "-f", "half", "-i", "0.2", "--backend", backend], &[]);
+        assert!(ok, "{backend}: {err}");
+        assert_eq!(out, format!("{}\n", want[1]), "{backend}");
+        let (ok, out, err) =
+            fnabi_env(&["run", src, "-f", "pair", "-i", "0.3", "-i", "0.3", "--backend", backend], &[]);
+        assert!(ok, "{backend}: {err}");
+        assert_eq!(out, format!("[0]: {}\n[1]: {}\n", want[2], want[3]), "{backend}");
+        let bin = dir.join(format!("{backend}.bin"));
+        let npy = dir.join(format!("{backend}.npy"));
+        let arg = |p: &Path| format!("--output=@{}", p.display());
+        let (ok, _, err) = fnabi_env(&["run", src, "-f", "inc8", "-i", "5", &arg(&bin), "--backend", backend], &[]);
+        assert!(ok, "{backend}: {err}");
+        assert_eq!(std::fs::read(&bin).unwrap(), [6u8], "{backend}");
+        let (ok, _, err) = fnabi_env(&["run", src, "-f", "half", "-i", "0.2", &arg(&npy), "--backend", backend], &[]);
+        assert!(ok, "{backend}: {err}");
+        let loaded = common::python(&format!(
+            "import numpy as np\na = np.load({:?})\nprint(a.dtype, a.shape, a == np.float32(0.2) * np.float32(0.5))",
+            npy.display().to_string()
+        ));
+        assert_eq!(loaded.trim(), "float32 () True", "{backend}");
+    }
+}

@@ -75,6 +75,31 @@ pub enum InputType {
     Any,
 }
 
+impl InputType {
+    /// The type of the value at `path` inside a value of this type (the
+    /// type itself at the root; `None` past a leaf, or where this type has
+    /// no such key).
+    ///
+    /// ```
+    /// use fnabi_core::coerce::InputType;
+    /// use fnabi_core::DType;
+    /// use fnabi_core::structure::PathKey;
+    /// let f32 = InputType::Array { dtype: DType::F32, dims: Some(vec![]) };
+    /// let t = InputType::Dict(vec![("loss".into(), f32.clone()), ("xs".into(), InputType::Sequence(vec![InputType::Any]))]);
+    /// assert_eq!(t.at(&[PathKey::Name("loss".into())]), Some(&f32));
+    /// assert_eq!(t.at(&[PathKey::Name("xs".into()), PathKey::Index(0)]), Some(&InputType::Any));
+    /// assert_eq!(t.at(&[PathKey::Index(0)]), None);
+    /// ```
+    pub fn at(&self, path: &[PathKey]) -> Option<&InputType> {
+        let Some((first, rest)) = path.split_first() else { return Some(self) };
+        match (self, first) {
+            (InputType::Sequence(items), PathKey::Index(i)) => items.get(*i)?.at(rest),
+            (InputType::Dict(entries), PathKey::Name(k)) => entries.iter().find(|(n, _)| n == k)?.1.at(rest),
+            _ => None,
+        }
+    }
+}
+
 /// One parameter of a function: an optional keyword name and its type.
 ///
 /// ```

@@ -92,6 +92,15 @@ pub trait Backend: Send + Sync {
         None
     }
 
+    /// The type of what a call returns, as far as the signature says (a
+    /// scalar is a 0-d array of its dtype; `None` when it says nothing):
+    /// what a caller that prints or saves results needs to keep a scalar's
+    /// element type (a [`Value::Float`] of an `f32` result is printed as
+    /// the shortest decimal of that `f32`, and saved as one).
+    fn result_type(&self) -> Option<crate::coerce::InputType> {
+        None
+    }
+
     /// Whether a call may write into the memory of an array argument (a
     /// memref-level function that updates an argument in place): a caller
     /// whose array memory must not be written (a read-only mapping, an
@@ -272,6 +281,12 @@ impl Function {
     /// into the arrays the function expects.
     pub fn input_params(&self) -> Option<Vec<crate::coerce::InputParam>> {
         self.backend.input_params()
+    }
+
+    /// The type of what a call returns, as far as the signature says (see
+    /// [`Backend::result_type`]).
+    pub fn result_type(&self) -> Option<crate::coerce::InputType> {
+        self.backend.result_type()
     }
 
     /// Whether a call may write into an array argument's memory (see

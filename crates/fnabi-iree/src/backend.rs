@@ -374,28 +374,8 @@ impl Backend for IreeFunction {
     }
 
     fn input_params(&self) -> Option<Vec<InputParam>> {
-        fn ty(r: &TypeRecord) -> InputType {
-            match r {
-                TypeRecord::NdArray(nd) => match &*nd.element {
-                    TypeRecord::Primitive(p) => match p.dtype() {
-                        Some(dtype) => InputType::Array {
-                            dtype,
-                            dims: nd.dims.as_ref().map(|ds| ds.iter().map(|d| d.map(|n| n as usize)).collect()),
-                        },
-                        None => InputType::Any,
-                    },
-                    _ => InputType::Any,
-                },
-                TypeRecord::SList(items) | TypeRecord::STuple(items) => {
-                    InputType::Sequence(items.iter().map(ty).collect())
-                }
-                TypeRecord::SDict(entries) => {
-                    InputType::Dict(entries.iter().map(|(k, t)| (k.clone(), ty(t))).collect())
-                }
-                TypeRecord::Named(_, t) => ty(t),
-                _ => InputType::Any,
-            }
-        }
+        // A scalar input stays a scalar (IREE passes it by value).
+        let ty = |r: &TypeRecord| record_type(r, false);
         let params = self.abi.params()?;
         Some(
             params
@@ -409,6 +389,50 @@ impl Backend for IreeFunction {
                 })
                 .collect(),
         )
+    }
+
+    /// From the reflection's result records (a scalar is a 0-d array of
+    /// its dtype): one result itself, several as a tuple.
+    fn result_type(&self) -> Option<InputType> {
+        let mut types: Vec<InputType> = self
+            .abi
+            .results()?
+            .iter()
+            .map(|r| match r {
+                ParamType::Record(r) => record_type(r, true),
+                ParamType::Opaque(_) => InputType::Any,
+            })
+            .collect();
+        Some(if types.len() == 1 { types.remove(0) } else { InputType::Sequence(types) })
+    }
+}
+
+/// The type of a value of record `r`; a primitive is a 0-d array of its
+/// dtype when `scalars`, else `Any`.
+fn record_type(r: &TypeRecord, scalars: bool) -> InputType {
+    match r {
+        TypeRecord::NdArray(nd) => match &*nd.element {
+            TypeRecord::Primitive(p) => match p.dtype() {
+                Some(dtype) => InputType::Array {
+                    dtype,
+                    dims: nd.dims.as_ref().map(|ds| ds.iter().map(|d| d.map(|n| n as usize)).collect()),
+                },
+                None => InputType::Any,
+            },
+            _ => InputType::Any,
+        },
+        TypeRecord::Primitive(p) if scalars => match p.dtype() {
+            Some(dtype) => InputType::Array { dtype, dims: Some(Vec::new()) },
+            None => InputType::Any,
+        },
+        TypeRecord::SList(items) | TypeRecord::STuple(items) => {
+            InputType::Sequence(items.iter().map(|t| record_type(t, scalars)).collect())
+        }
+        TypeRecord::SDict(entries) => {
+            InputType::Dict(entries.iter().map(|(k, t)| (k.clone(), record_type(t, scalars))).collect())
+        }
+        TypeRecord::Named(_, t) => record_type(t, scalars),
+        _ => InputType::Any,
     }
 }
 

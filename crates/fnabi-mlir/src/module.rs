@@ -602,28 +602,53 @@ impl Backend for MlirBackend {
             },
             _ => InputType::Any,
         };
-        fn ty(s: &Structure, leaf: &dyn Fn(usize) -> InputType) -> InputType {
-            match s {
-                Structure::Leaf(i) => leaf(*i),
-                Structure::Sequence(items) => {
-                    let mut out = vec![InputType::Any; items.iter().map(|(i, _)| i + 1).max().unwrap_or(0)];
-                    for (i, c) in items {
-                        out[*i] = ty(c, leaf);
-                    }
-                    InputType::Sequence(out)
-                }
-                Structure::Dict(entries) => {
-                    InputType::Dict(entries.iter().map(|(k, c)| (k.clone(), ty(c, leaf))).collect())
-                }
-            }
-        }
         // Positional arguments are a sequence root's items, or a dict
         // root's values in key order (also passed by keyword).
-        Some(match ty(self.input_structure.as_ref()?, &leaf) {
+        Some(match structure_type(self.input_structure.as_ref()?, &leaf) {
             InputType::Sequence(items) => items.into_iter().map(|ty| InputParam { name: None, ty }).collect(),
             InputType::Dict(entries) => entries.into_iter().map(|(k, ty)| InputParam { name: Some(k), ty }).collect(),
             ty => vec![InputParam { name: None, ty }],
         })
+    }
+
+    /// Scalars are 0-d arrays of their dtype, buffers arrays of their
+    /// dims; a result with no raw type (`i1`, an unranked memref) is `Any`.
+    fn result_type(&self) -> Option<InputType> {
+        let leaf = |i: usize| match self.raw.results.get(i) {
+            Some(RawType::Scalar(s)) => InputType::Array { dtype: DType::Scalar(*s), dims: Some(Vec::new()) },
+            Some(RawType::Buffer(b)) => InputType::Array {
+                dtype: DType::Scalar(b.dtype()),
+                dims: Some(
+                    b.dims().iter().map(|d| if let Dim::Static(n) = d { Some(*n as usize) } else { None }).collect(),
+                ),
+            },
+            _ => InputType::Any,
+        };
+        // As `call_bound` returns them: unflattened by the results'
+        // structure, else one result itself, several as a tuple.
+        Some(match self.results.as_ref().and_then(Plan::structure) {
+            Some(s) => structure_type(s, &leaf),
+            None if self.raw.results.len() == 1 => leaf(0),
+            None => InputType::Sequence((0..self.raw.results.len()).map(leaf).collect()),
+        })
+    }
+}
+
+/// The type of a value of structure `s`, each leaf's from `leaf(raw index)`
+/// (a gap in a sequence is `Any`).
+fn structure_type(s: &Structure, leaf: &dyn Fn(usize) -> InputType) -> InputType {
+    match s {
+        Structure::Leaf(i) => leaf(*i),
+        Structure::Sequence(items) => {
+            let mut out = vec![InputType::Any; items.iter().map(|(i, _)| i + 1).max().unwrap_or(0)];
+            for (i, c) in items {
+                out[*i] = structure_type(c, leaf);
+            }
+            InputType::Sequence(out)
+        }
+        Structure::Dict(entries) => {
+            InputType::Dict(entries.iter().map(|(k, c)| (k.clone(), structure_type(c, leaf))).collect())
+        }
     }
 }
 
