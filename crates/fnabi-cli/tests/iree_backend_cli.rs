@@ -478,7 +478,9 @@ fn a_bare_flatbuffer_module_runs_by_its_bytes() {
 /// `iree-run-module` keeps it: an `f32` prints as the shortest decimal of
 /// that `f32` (numpy's `repr`), not of the `f64` it is held in
 /// (`0.10000000149011612`), and is written to `.npy` as `<f4` and to a raw
-/// file as its own bytes (an `i8` is one byte, not eight).
+/// file as its own bytes (an `i8` is one byte, not eight); an `i8` that
+/// wraps is the same on both (IREE's result was an error: "128 is out of
+/// range for i8").
 #[test]
 fn scalar_results_keep_their_element_type() {
     let dir = scratch("scalar-results");
@@ -505,6 +507,11 @@ fn scalar_results_keep_their_element_type() {
             fnabi_env(&["run", src, "-f", "pair", "-i", "0.3", "-i", "0.3", "--backend", backend], &[]);
         assert!(ok, "{backend}: {err}");
         assert_eq!(out, format!("[0]: {}\n[1]: {}\n", want[2], want[3]), "{backend}");
+        // An i8 that wraps (MLIR's semantics: 127 + 1 is -128); IREE's VM
+        // returns it in an i32 register as 128.
+        let (ok, out, err) = fnabi_env(&["run", src, "-f", "inc8", "-i", "127", "--backend", backend], &[]);
+        assert!(ok, "{backend}: {err}");
+        assert_eq!(out, "-128\n", "{backend}");
         let bin = dir.join(format!("{backend}.bin"));
         let npy = dir.join(format!("{backend}.npy"));
         let arg = |p: &Path| format!("--output=@{}", p.display());

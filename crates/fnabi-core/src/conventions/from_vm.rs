@@ -29,10 +29,16 @@ pub(super) fn leaf_from_vm<'a>(x: Variant<'a>, leaf: &Leaf, at: &At<'_>, cx: Con
             let Some(i) = x.as_i64() else {
                 return Err(at.kind_err(p, x.type_description()));
             };
-            let (lo, hi) = int_range(*bits);
-            if i128::from(i) < lo || i128::from(i) > hi {
-                return Err(out_of_range(at, *p, lo, hi, i.into()));
-            }
+            // The VM keeps an `iN` narrower than its register in an i32
+            // (or i64) whose upper bits the compiled code does not keep
+            // (`127 + 1` as an `i8` comes back as 128): its value is the low
+            // N bits, read as signed — what the same code returns on fnabi's
+            // MLIR backend (-128). An `i1` is its low bit.
+            let i = match *bits {
+                1 => i & 1,
+                b @ 2..=63 => (i << (64 - b)) >> (64 - b),
+                _ => i,
+            };
             Ok(if *bits == 1 { Value::Bool(i == 1) } else { Value::Int(i) })
         }
         (TypeRecord::Primitive(p), _) => match x.as_f64() {
