@@ -178,8 +178,15 @@ fn usage_error(e: &clap::Error, args: &[std::ffi::OsString]) -> String {
         return format!("argument {i} is not valid UTF-8: \"{}\"", a.as_encoded_bytes().escape_ascii());
     }
     let text = e.to_string();
-    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
-    format!("{} (fnabi --help for usage)", first.trim_start_matches("error: ").trim_end())
+    let mut lines = text.lines().skip_while(|l| l.trim().is_empty());
+    let first = lines.next().unwrap_or("invalid arguments").trim_start_matches("error: ").trim_end();
+    // A list clap gives on the lines below (`the following required
+    // arguments were not provided:` then `  --output <FILE>`): on this line.
+    let listed: Vec<&str> = lines.take_while(|l| l.starts_with("  ") && !l.trim().is_empty()).map(str::trim).collect();
+    if first.ends_with(':') && !listed.is_empty() {
+        return format!("{first} {} (fnabi --help for usage)", listed.join(", "));
+    }
+    format!("{first} (fnabi --help for usage)")
 }
 
 fn main() -> ExitCode {

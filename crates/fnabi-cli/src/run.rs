@@ -121,9 +121,10 @@ pub struct RunArgs {
     /// fnabi's (`--iree-llvmcpu-target-cpu=generic`, …). Repeat for each.
     #[arg(long, value_name = "FLAG", allow_hyphen_values = true)]
     iree_compile_flag: Vec<String>,
-    /// The IREE device that runs a `.vmfb` module (or `.mlir` with `--backend iree`).
-    #[arg(long, default_value = "local-sync")]
-    device: String,
+    /// The IREE device that runs a `.vmfb` module (or `.mlir` with
+    /// `--backend iree`): `local-sync` (the default) or `local-task`.
+    #[arg(long)]
+    device: Option<String>,
     /// Runtime errors in full (IREE's VM stack trace) rather than one line.
     #[arg(long, short = 'v')]
     verbose: bool,
@@ -217,6 +218,19 @@ fn load_function(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliE
     let on_iree_from_source = args.backend == Some(Backend::Iree) && kind == ModuleKind::Mlir;
     if !args.iree_compile_flag.is_empty() && !on_iree_from_source {
         return Err(CliError("--iree-compile-flag applies to MLIR source run with --backend iree".into()));
+    }
+    // Options of the other backend are refused, not ignored.
+    let on_iree = on_iree_from_source || kind == ModuleKind::Vmfb;
+    if args.device.is_some() && !on_iree {
+        return Err(CliError(format!(
+            "--device applies to IREE modules (.vmfb, or MLIR source with --backend iree); {label} runs on the MLIR backend, on this CPU"
+        )));
+    }
+    if kind == ModuleKind::Vmfb && (args.pipeline.is_some() || !args.pass_option.is_empty() || args.signature.is_some())
+    {
+        return Err(CliError(format!(
+            "--pipeline, --pass-option and --signature apply to MLIR source and libraries; {label} is an IREE module (compiled, typed by its reflection)"
+        )));
     }
     match (args.backend, &kind) {
         (Some(Backend::Mlir), ModuleKind::Vmfb) => {
@@ -335,8 +349,8 @@ fn load_vmfb(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliError
         ModuleSource::File(p) => crate::read_file(p).map_err(|e| CliError(format!("cannot read {label}: {e}")))?,
         ModuleSource::Stdin(b) => b.clone(),
     };
-    let module =
-        crate::run_iree::load(&bytes, &label, &args.device).map_err(|e| crate::runtime_report(e, args.verbose))?;
+    let module = crate::run_iree::load(&bytes, &label, args.device.as_deref().unwrap_or("local-sync"))
+        .map_err(|e| crate::runtime_report(e, args.verbose))?;
     iree_function(args, &module, &label)
 }
 
@@ -362,7 +376,7 @@ fn load_mlir_on_iree(args: &RunArgs, source: &ModuleSource) -> Result<Function, 
         source: &bytes,
         path,
         flags: &args.iree_compile_flag,
-        device: &args.device,
+        device: args.device.as_deref().unwrap_or("local-sync"),
         print_command: args.print_pipeline,
     };
     let module = crate::run_iree::compile(&request).map_err(CliError)?;

@@ -56,6 +56,15 @@ fn arguments_that_are_not_utf8_are_one_line_errors() {
     // clap's other complaints are one line too.
     one_line_error(fnabi_env(&os(&["run", "--no-such-flag"]), &[]), "--no-such-flag");
     one_line_error(fnabi_env(&os(&["frobnicate"]), &[]), "frobnicate");
+    // A missing argument is named on that line (clap lists it below).
+    one_line_error(
+        fnabi_env(&os(&["compile", "m.mlir"]), &[]),
+        "the following required arguments were not provided: --output <LIB.so> (fnabi --help for usage)",
+    );
+    one_line_error(fnabi_env(&os(&["demangle"]), &[]), "not provided: <SIGNATURE> (fnabi --help");
+    // Bare `fnabi` prints its help (exit status 2, as clap does).
+    let (code, _, err) = fnabi_env(&[], &[]);
+    assert_eq!((code, err.contains("Commands:")), (2, true), "{err}");
     // Help and version still print normally.
     let (code, out, _) = fnabi_env(&os(&["--version"]), &[]);
     assert_eq!((code, out.starts_with("fnabi ")), (0, true));

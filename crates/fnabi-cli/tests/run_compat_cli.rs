@@ -342,3 +342,33 @@ fn text_values_read_back() {
     assert!(!ok);
     assert_eq!(err, "fnabi: error: --input 1 \"2xf32=1 1e999\" at byte 8: `1e999` is out of range for f32\n");
 }
+
+/// A flag of the other backend is refused, not ignored: `--device` for
+/// code that runs on the MLIR backend (`--device=cuda` ran on the CPU and
+/// said nothing), `--pipeline`/`--signature` for an IREE module.
+#[test]
+fn flags_of_the_other_backend_are_refused() {
+    let m = repo("crates/fnabi/tests/mlir/memref_abi.mlir");
+    let (ok, _, err) = fnabi(&["run", &m, "-f", "sum_f32", "-i", "4xf32=1", "--device=cuda"]);
+    assert!(!ok);
+    assert_eq!(
+        err,
+        "fnabi: error: --device applies to IREE modules (.vmfb, or MLIR source with --backend iree); memref_abi.mlir runs on the MLIR backend, on this CPU\n"
+            .replace("memref_abi.mlir", &m)
+    );
+    let (ok, out, err) = fnabi(&["run", &m, "-f", "sum_f32", "-i", "4xf32=1"]);
+    assert!(ok, "{err}");
+    assert_eq!(out, "4\n");
+    #[cfg(feature = "iree")]
+    {
+        let vmfb = repo("crates/fnabi/tests/fixtures/iree/add.vmfb");
+        for extra in [["--pipeline", "builtin.module()"], ["--signature", "(f32) -> f32"]] {
+            let (ok, _, err) = fnabi(&["run", &vmfb, "-f", "add_one", "-i", "4xf32=1", extra[0], extra[1]]);
+            assert!(!ok);
+            assert!(err.contains("apply to MLIR source and libraries;") && err.contains("is an IREE module"), "{err}");
+        }
+        let (ok, out, err) = fnabi(&["run", &vmfb, "-f", "add_one", "-i", "4xf32=1", "--device", "local-task"]);
+        assert!(ok, "{err}");
+        assert_eq!(out, "4xf32=2 2 2 2\n");
+    }
+}

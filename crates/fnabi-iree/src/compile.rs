@@ -134,6 +134,7 @@ fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> IreeCompileE
 ///         "--iree-hal-local-target-device-backends=llvm-cpu",
 ///         "--iree-llvmcpu-target-cpu=host",
 ///         "--iree-input-demote-f64-to-f32=false",
+///         "--mlir-print-op-on-diagnostic=false",
 ///         "--iree-opt-level=O2",
 ///     ]
 /// );
@@ -212,6 +213,9 @@ impl IreeCompileOptions {
             "--iree-hal-local-target-device-backends=llvm-cpu".to_owned(),
             format!("--iree-llvmcpu-target-cpu={}", self.target_cpu),
             format!("--iree-input-demote-f64-to-f32={}", self.demote_f64_to_f32),
+            // A diagnostic without the whole module printed after it
+            // ("see current operation:", hundreds of lines).
+            "--mlir-print-op-on-diagnostic=false".to_owned(),
         ];
         f.extend(self.extra_flags.iter().cloned());
         f
@@ -530,7 +534,8 @@ mod tests {
                 "--iree-hal-target-device=local",
                 "--iree-hal-local-target-device-backends=llvm-cpu",
                 "--iree-llvmcpu-target-cpu=generic",
-                "--iree-input-demote-f64-to-f32=false"
+                "--iree-input-demote-f64-to-f32=false",
+                "--mlir-print-op-on-diagnostic=false"
             ]
         );
         assert_eq!(o.input_name(), "input.mlir");
