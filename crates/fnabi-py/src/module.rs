@@ -393,7 +393,13 @@ impl Module {
             (None, _) => m.lookup(py, name)?,
         };
         let may_write = states.borrow_owner().may_write_arguments();
-        Ok(Function { states, module: slf.clone().unbind(), signature: signature.map(str::to_owned), may_write })
+        Ok(Function {
+            states,
+            module: slf.clone().unbind(),
+            signature: signature.map(str::to_owned),
+            may_write,
+            zero_d: std::sync::OnceLock::new(),
+        })
     }
 
     fn __getitem__(slf: &Bound<'_, Self>, name: &str) -> PyResult<Function> {
@@ -499,7 +505,8 @@ pub fn compile_mlir(py: Python<'_>, source: String, runtime_checks: bool) -> PyR
 /// are numpy arrays (any layout; passed without a copy when the parameter's
 /// layout accepts them, converted otherwise), anything numpy views without
 /// copying (`__dlpack__`, `__array__`, the buffer protocol) and
-/// int/float/bool scalars. Dtypes are never cast: a mismatch raises
+/// int/float/bool scalars (also for a 0-d array parameter, as a 0-d array
+/// of its dtype). Arrays are never cast: a mismatch raises
 /// `fnabi.CallError` with `path`, `expected` and `got`.
 ///
 /// One result is the value itself, several a tuple, a structured result
@@ -519,6 +526,11 @@ pub struct Function {
     /// MLIR function): a read-only numpy array (`mmap_mode="r"`, a view of
     /// `bytes`, `writeable=False`) is then passed as a copy.
     may_write: bool,
+    /// Its parameters that are 0-d arrays (`tensor<f32>`), the others
+    /// `Any`: a Python number passed for one becomes a 0-d array of its
+    /// dtype, as `fnabi run` reads a bare number (made at the first call
+    /// with a number among its arguments).
+    zero_d: std::sync::OnceLock<Vec<fnabi::coerce::InputParam>>,
 }
 
 /// Prepared calls of one function, each borrowing it.
@@ -560,6 +572,30 @@ impl Function {
             }
             out
         })
+    }
+
+    /// The arguments with each number passed for a 0-d array parameter as
+    /// a 0-d array of its dtype (range-checked); the rest unchanged.
+    fn numbers_to_zero_d<'a>(
+        &self,
+        positional: Vec<Value<'a>>,
+        keywords: Dict<'a>,
+    ) -> Result<(Vec<Value<'a>>, Dict<'a>), fnabi::Error> {
+        use fnabi::coerce::{InputParam, InputType};
+        let params = self.zero_d.get_or_init(|| {
+            let params = self.func().input_params().unwrap_or_default();
+            params
+                .into_iter()
+                .map(|p| match p.ty {
+                    InputType::Array { dims: Some(ref d), .. } if d.is_empty() => p,
+                    _ => InputParam { name: p.name, ty: InputType::Any },
+                })
+                .collect()
+        });
+        if params.iter().all(|p| p.ty == InputType::Any) {
+            return Ok((positional, keywords));
+        }
+        fnabi::coerce::coerce_arguments(positional, keywords, params)
     }
 
     /// The `func.func` header's ABI attributes and the raw signature of an
@@ -608,6 +644,12 @@ impl Function {
             }
         }
         keep.release_keys();
+        let is_number = |v: &Value<'_>| matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_));
+        let (positional, keywords) = if positional.iter().chain(keywords.iter().map(|(_, v)| v)).any(is_number) {
+            self.numbers_to_zero_d(positional, keywords).map_err(rust_err(py))?
+        } else {
+            (positional, keywords)
+        };
         let out = self.call_released(py, positional, keywords);
         drop(keep);
         convert::to_py(py, out.map_err(rust_err(py))?)

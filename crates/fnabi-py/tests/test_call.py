@@ -427,3 +427,26 @@ def test_complex_arrays_in_and_out():
     with pytest.raises(fnabi.CallError) as e:
         m.cmul(a.real.copy(), b)
     assert (e.value.expected, e.value.got) == ("c64", "f32")
+
+
+def test_numbers_for_0d_tensor_parameters():
+    # A Python number (or numpy scalar) for a 0-d tensor parameter is a 0-d
+    # array of its dtype, as `fnabi run` reads a bare number; it was
+    # "expected an array, got float". Arrays are still never cast.
+    m = fnabi.compile_mlir(
+        "func.func @scale(%x: tensor<3xf32>, %s: tensor<f32>) -> tensor<3xf32> {\n"
+        "  %v = tensor.extract %s[] : tensor<f32>\n"
+        "  %b = tensor.splat %v : tensor<3xf32>\n"
+        "  %r = arith.mulf %x, %b : tensor<3xf32>\n"
+        "  return %r : tensor<3xf32>\n"
+        "}\n"
+    )
+    x = np.array([1, 2, 3], np.float32)
+    for s in (2.5, np.float32(2.5), np.array(2.5, np.float32)):
+        np.testing.assert_array_equal(m.scale(x, s), x * np.float32(2.5))
+    np.testing.assert_array_equal(m.scale(x, 2), x * np.float32(2))
+    np.testing.assert_array_equal(m.scale(x, 0.1), x * np.float32(0.1))
+    with pytest.raises(fnabi.CallError, match="out of range for f32"):
+        m.scale(x, 1e39)
+    with pytest.raises(fnabi.CallError):
+        m.scale(x, np.array(2.5))  # a float64 array: not cast

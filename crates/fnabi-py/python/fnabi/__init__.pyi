@@ -140,10 +140,11 @@ class Function:
     parameter's layout accepts them, converted otherwise), anything numpy
     views without copying (``__dlpack__``, ``__array__``, the buffer
     protocol), and ``int``/``float``/``bool`` scalars (an int for a float
-    parameter is fine; a float for an integer one is an error). Dtypes are
-    never cast: a wrong dtype, rank, static dim, kind of value, arity, or
-    a missing or unknown key raises `CallError` with ``path``,
-    ``expected`` and ``got``. Values nest at most 128 levels deep.
+    parameter is fine; a float for an integer one is an error), also for a
+    0-d array parameter (``tensor<f32>``), which gets a 0-d array of its
+    dtype. Arrays are never cast: a wrong dtype, rank, static dim, kind of
+    value, arity, or a missing or unknown key raises `CallError` with
+    ``path``, ``expected`` and ``got``. Values nest at most 128 levels deep.
 
     **Arguments written in place**: a memref-level MLIR function may
     update an argument (a tensor-level one cannot: fnabi bufferizes its
