@@ -298,6 +298,18 @@ impl<'a> HeaderParser<'a> {
             "b1" | "?" => DType::Bool,
             "c8" => DType::C64,
             "c16" => DType::C128,
+            // What numpy writes for ml_dtypes' arrays: bytes of no known type.
+            "V1" | "V2" => {
+                return Err(err(
+                    at,
+                    format!(
+                        "unsupported descr {d:?}: numpy saves ml_dtypes' bfloat16 and 8-bit float arrays as \
+                         {}-byte voids, whose type the file does not say; save them with fnabi, or give the raw \
+                         bytes typed (`arr.tofile(\"x.bin\")`, then `-i NxTYPE=@x.bin`, e.g. `4xbf16=@x.bin`)",
+                        &code[1..]
+                    ),
+                ));
+            }
             _ => return Err(err(at, format!("unsupported descr {d:?}"))),
         };
         Ok((dtype, order && dtype.size() > 1))
@@ -778,8 +790,10 @@ mod tests {
             read_err("{'descr': '<c4', 'fortran_order': False, 'shape': (1,)}", &[0; 4]),
             "at byte 20: npy: unsupported descr \"<c4\""
         );
+        let v2 = read_err("{'descr': '<V2', 'fortran_order': False, 'shape': (1,)}", &[0; 2]);
         assert!(
-            read_err("{'descr': '<V2', 'fortran_order': False, 'shape': (1,)}", &[0; 2]).contains("unsupported descr")
+            v2.contains("unsupported descr \"<V2\": numpy saves ml_dtypes'") && v2.contains("4xbf16=@x.bin"),
+            "{v2}"
         );
         assert!(
             read_err("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,)}", &[0; 4])
