@@ -525,7 +525,7 @@ const ALLOCATORS: [&str; 4] = ["malloc", "aligned_alloc", "calloc", "realloc"];
 /// call the process's own (the first in the global scope, which the
 /// `free` of fnabi's adopted results reaches too), after checking the
 /// request against fnabi's per-array byte limit (`fnabi_max_alloc_bytes`,
-/// set by fnabi when it loads the module; 0: none). MLIR's code does not check what
+/// set by fnabi when it loads the module; none until then). MLIR's code does not check what
 /// an allocation returns: a request over the limit, or one the allocator
 /// fails, would be written through a null pointer. Instead, inside a
 /// guarded call (`ASSERT_GLUE`, runtime checks) it ends the call with a
@@ -539,12 +539,16 @@ const ALLOC_GLUE: &str = r#"
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-uint64_t fnabi_max_alloc_bytes;
+/* The per-array limit, written by fnabi when it loads the module (through
+   the exported name, atomically), read here through a hidden alias (no
+   GOT load). */
+uint64_t fnabi_max_alloc_bytes = UINT64_MAX;
+extern uint64_t fnabi_alloc_limit __attribute__((alias("fnabi_max_alloc_bytes"), visibility("hidden")));
 static void *(*fnabi_malloc)(size_t);
 static void *(*fnabi_aligned_alloc)(size_t, size_t);
 static void *(*fnabi_calloc)(size_t, size_t);
 static void *(*fnabi_realloc)(void *, size_t);
-__attribute__((noreturn)) static void fnabi_alloc_failed(unsigned long long n, unsigned long long limit) {
+__attribute__((noreturn, cold, noinline)) static void fnabi_alloc_failed(unsigned long long n, unsigned long long limit) {
   char msg[200];
 #ifdef FNABI_GUARD
   if (fnabi_jump) {
@@ -565,47 +569,50 @@ __attribute__((noreturn)) static void fnabi_alloc_failed(unsigned long long n, u
   if (write(2, msg, len) < 0) {}
   abort();
 }
-static void *fnabi_resolve(void **slot, const char *name) {
-  void *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-  if (!f) {
-    f = dlsym(RTLD_DEFAULT, name);
-    if (!f) fnabi_alloc_failed(0, 0);
-    __atomic_store_n(slot, f, __ATOMIC_RELEASE);
-  }
+/* The process's allocation function `name` (the first in the global
+   scope: this module's own are hidden), kept in `slot`. */
+__attribute__((cold, noinline)) static void *fnabi_resolve(void **slot, const char *name) {
+  void *f = dlsym(RTLD_DEFAULT, name);
+  if (!f) fnabi_alloc_failed(0, 0);
+  __atomic_store_n(slot, f, __ATOMIC_RELEASE);
   return f;
 }
-static void fnabi_check_size(unsigned long long n) {
-  uint64_t max = __atomic_load_n(&fnabi_max_alloc_bytes, __ATOMIC_RELAXED);
-  if (max && n > max) fnabi_alloc_failed(n, max);
-}
+#define FNABI_FN(slot, name) \
+  ({ __typeof__(slot) f_ = __atomic_load_n(&slot, __ATOMIC_ACQUIRE); \
+     __builtin_expect(f_ != 0, 1) ? f_ : (__typeof__(slot))fnabi_resolve((void **)&slot, name); })
+#define FNABI_CHECK(n) \
+  do { \
+    unsigned long long max_ = __atomic_load_n(&fnabi_alloc_limit, __ATOMIC_RELAXED); \
+    if (__builtin_expect((unsigned long long)(n) > max_, 0)) fnabi_alloc_failed((n), max_); \
+  } while (0)
 __attribute__((visibility("hidden"))) void *malloc(size_t n) {
-  void *(*f)(size_t) = (void *(*)(size_t))fnabi_resolve((void **)&fnabi_malloc, "malloc");
-  fnabi_check_size(n);
+  void *(*f)(size_t) = FNABI_FN(fnabi_malloc, "malloc");
+  FNABI_CHECK(n);
   void *p = f(n);
-  if (!p && n) fnabi_alloc_failed(n, 0);
+  if (__builtin_expect(!p, 0) && n) fnabi_alloc_failed(n, 0);
   return p;
 }
 __attribute__((visibility("hidden"))) void *aligned_alloc(size_t a, size_t n) {
-  void *(*f)(size_t, size_t) = (void *(*)(size_t, size_t))fnabi_resolve((void **)&fnabi_aligned_alloc, "aligned_alloc");
-  fnabi_check_size(n);
+  void *(*f)(size_t, size_t) = FNABI_FN(fnabi_aligned_alloc, "aligned_alloc");
+  FNABI_CHECK(n);
   void *p = f(a, n);
-  if (!p && n) fnabi_alloc_failed(n, 0);
+  if (__builtin_expect(!p, 0) && n) fnabi_alloc_failed(n, 0);
   return p;
 }
 __attribute__((visibility("hidden"))) void *calloc(size_t k, size_t n) {
-  void *(*f)(size_t, size_t) = (void *(*)(size_t, size_t))fnabi_resolve((void **)&fnabi_calloc, "calloc");
+  void *(*f)(size_t, size_t) = FNABI_FN(fnabi_calloc, "calloc");
   unsigned __int128 total = (unsigned __int128)k * n;
   if (total > UINT64_MAX) fnabi_alloc_failed(UINT64_MAX, 0);
-  fnabi_check_size((unsigned long long)total);
+  FNABI_CHECK((unsigned long long)total);
   void *p = f(k, n);
-  if (!p && total) fnabi_alloc_failed((unsigned long long)total, 0);
+  if (__builtin_expect(!p, 0) && total) fnabi_alloc_failed((unsigned long long)total, 0);
   return p;
 }
 __attribute__((visibility("hidden"))) void *realloc(void *old, size_t n) {
-  void *(*f)(void *, size_t) = (void *(*)(void *, size_t))fnabi_resolve((void **)&fnabi_realloc, "realloc");
-  fnabi_check_size(n);
+  void *(*f)(void *, size_t) = FNABI_FN(fnabi_realloc, "realloc");
+  FNABI_CHECK(n);
   void *p = f(old, n);
-  if (!p && n) fnabi_alloc_failed(n, 0);
+  if (__builtin_expect(!p, 0) && n) fnabi_alloc_failed(n, 0);
   return p;
 }
 "#;

@@ -91,15 +91,15 @@ pub(super) fn allocation_failure(report: &str) -> Option<(u64, Option<u64>)> {
 /// ([`ByteLimit::Array`](fnabi_abi::limits::ByteLimit::Array)), checked
 /// at each of the module's heap allocations.
 pub(super) fn set_allocation_limit(lib: &libloading::Library) {
-    // SAFETY: when present, `fnabi_max_alloc_bytes` is the glue's
-    // `uint64_t` (compile.rs, ALLOC_GLUE), read by the module's code with
-    // relaxed atomic loads; it is written here, once, before any function
-    // of the freshly loaded library runs, as an atomic of the same size.
+    // SAFETY: when present, `fnabi_max_alloc_bytes` is the glue's aligned
+    // `uint64_t` (compile.rs, ALLOC_GLUE), which the module's code reads
+    // only with relaxed atomic loads; it is written here as an atomic of
+    // the same size (a library loaded again is the same mapping, whose
+    // calls may be running on other threads).
     unsafe {
         if let Ok(slot) = lib.get::<*mut u64>(b"fnabi_max_alloc_bytes\0") {
-            let slot = std::sync::atomic::AtomicU64::from_ptr(*slot);
             let limit = fnabi_abi::limits::max_bytes(fnabi_abi::limits::ByteLimit::Array);
-            slot.store(limit, std::sync::atomic::Ordering::Relaxed);
+            std::sync::atomic::AtomicU64::from_ptr(*slot).store(limit, std::sync::atomic::Ordering::Relaxed);
         }
     }
 }
