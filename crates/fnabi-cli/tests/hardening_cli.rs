@@ -324,4 +324,19 @@ fn allocations_of_compiled_code_are_bounded() {
         err,
         "fnabi: error: @outer: memory exhausted: the compiled code asked for 80000000064 bytes, which the allocator could not give\n"
     );
+    // A module with an allocator of its own keeps it (fnabi's glue beside
+    // it was a second `malloc`: the link failed).
+    let dir = std::env::temp_dir().join(format!("fnabi-own-malloc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ll = scratch(
+        &dir,
+        "own.ll",
+        b"@buf = internal global [64 x i8] zeroinitializer\n\
+          define ptr @malloc(i64 %n) {\n  ret ptr @buf\n}\n\
+          define i64 @first(i64 %x) {\n  %p = call ptr @malloc(i64 8)\n  store i64 %x, ptr %p\n  %v = load i64, ptr %p\n  ret i64 %v\n}\n",
+    );
+    let run = ["run", ll.to_str().unwrap(), "-f", "first", "-i", "7", "--signature", "(i64) -> i64"];
+    let (code, out, err) = fnabi_env(&os(&run), &[]);
+    assert_eq!((code, out.as_str()), (0, "7\n"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -413,11 +413,12 @@ impl Compiler {
             // what the module printed so far, and the process aborts.
             glue.push_str(ASSERT_GLUE);
         }
-        if level == InputLevel::Bitcode || ALLOCATORS.iter().any(|f| declares(&lowered, f)) {
+        let calls_allocator = level == InputLevel::Bitcode || ALLOCATORS.iter().any(|f| declares(&lowered, f));
+        if calls_allocator && !ALLOCATORS.iter().any(|f| defines_function(&lowered, f)) {
             // The module's heap allocations go through fnabi's checks: the
             // per-array byte limit, and a null from the allocator (which
             // MLIR's code would write through) ends the call instead (see
-            // `ALLOC_GLUE`).
+            // `ALLOC_GLUE`). A module with an allocator of its own keeps it.
             glue.push_str(ALLOC_GLUE);
         }
         if !glue.is_empty() {
@@ -617,6 +618,19 @@ __attribute__((visibility("hidden"))) void *realloc(void *old, size_t n) {
 }
 "#;
 
+/// True when LLVM-level text (LLVM dialect or LLVM IR) defines the
+/// function `@name` (a body, not a declaration): `define … @name(` in
+/// LLVM IR, `llvm.func @name(…` whose line opens a region in the dialect.
+fn defines_function(lowered: &str, name: &str) -> bool {
+    let call = format!(" @{name}(");
+    lowered.lines().any(|l| {
+        let l = l.trim();
+        l.contains(&call)
+            && ((l.starts_with("define ") || l.starts_with("define\t"))
+                || (l.contains("llvm.func ") && l.ends_with('{')))
+    })
+}
+
 /// True when the LLVM-dialect text declares or defines `@name`.
 fn declares(lowered: &str, name: &str) -> bool {
     lowered.contains(&format!("llvm.func @{name}(")) || lowered.contains(&format!(" @{name}("))
@@ -813,6 +827,16 @@ impl LinkInputs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A module's own allocator is a definition, not a call to the C one.
+    #[test]
+    fn definitions_are_told_from_declarations() {
+        assert!(defines_function("define ptr @malloc(i64 %0) {\n", "malloc"));
+        assert!(!defines_function("declare ptr @malloc(i64)\n", "malloc"));
+        assert!(defines_function("  llvm.func @malloc(%arg0: i64) -> !llvm.ptr {\n", "malloc"));
+        assert!(!defines_function("  llvm.func @malloc(i64) -> !llvm.ptr\n", "malloc"));
+        assert!(!defines_function("define void @f() {\n  %p = call ptr @malloc(i64 4)\n", "malloc"));
+    }
 
     /// Only whole names followed by a line or a closing quote are renamed.
     #[test]
