@@ -535,3 +535,28 @@ fn scalar_results_keep_their_element_type() {
         assert_eq!(loaded.trim(), "float32 () True", "{backend}");
     }
 }
+
+/// MLIR that only IREE reads (its `util` dialect) fails in `mlir-opt`
+/// with a note that says to run it with `--backend iree`, which does.
+#[test]
+fn iree_dialects_point_to_the_iree_backend() {
+    let dir = scratch("iree-dialects");
+    let src = dir.join("list.mlir");
+    std::fs::write(
+        &src,
+        "func.func @wrap(%x: i32) -> !util.list<?> {\n  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n\
+         \x20 %l = util.list.create %c1 : !util.list<?>\n  util.list.resize %l, %c1 : !util.list<?>\n\
+         \x20 util.list.set %l[%c0], %x : i32 -> !util.list<?>\n  return %l : !util.list<?>\n}\n",
+    )
+    .unwrap();
+    let src = src.to_str().unwrap();
+    let (ok, _, err) = fnabi_env(&["run", src, "-i", "3"], &[]);
+    assert!(!ok);
+    assert!(
+        err.contains("note: `util` is one of IREE's dialects, which only iree-compile reads: run the module with `--backend iree`"),
+        "{err}"
+    );
+    let (ok, out, err) = fnabi_env(&["run", src, "-i", "3", "--backend", "iree"], &[]);
+    assert!(ok, "{err}");
+    assert_eq!(out, "[0]: 3\n");
+}

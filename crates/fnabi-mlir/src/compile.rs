@@ -658,6 +658,24 @@ fn async_runtime_library(t: &Toolchain) -> Result<PathBuf, MlirError> {
 
 /// The pass (`--convert-vector-to-llvm`) that should lower ops of `dialect`,
 /// when the pipeline has one.
+/// The dialects of IREE's input and internal IR, which MLIR's own tools do
+/// not register.
+const IREE_DIALECTS: [&str; 13] = [
+    "util",
+    "flow",
+    "hal",
+    "hal_inline",
+    "hal_loader",
+    "stream",
+    "vm",
+    "check",
+    "io_parameters",
+    "iree_codegen",
+    "iree_encoding",
+    "iree_linalg_ext",
+    "iree_tensor_ext",
+];
+
 fn lowering_pass(dialect: &str) -> Option<&'static str> {
     Some(match dialect {
         "tensor" | "bufferization" => "one-shot-bufferize",
@@ -727,6 +745,24 @@ fn pipeline_error(e: MlirError, options: &CompileOptions) -> MlirError {
         notes.push(format!("the pass that failed: --{p}"));
     }
     for line in text.lines() {
+        // A dialect only IREE reads (`!util.list`, `flow.dispatch`): a
+        // module for `--backend iree`.
+        let unregistered =
+            line.split_once("not found for custom op '").and_then(|(_, op)| op.split('.').next()).or_else(|| {
+                line.contains("created with unregistered dialect")
+                    .then(|| line.split_once("!\"").and_then(|(_, t)| t.split_once('"')).map(|(d, _)| d))
+                    .flatten()
+            });
+        if let Some(d) = unregistered.filter(|d| IREE_DIALECTS.contains(d)) {
+            let note = format!(
+                "`{d}` is one of IREE's dialects, which only iree-compile reads: run the module with `--backend iree` \
+                 (Python: `fnabi.load(path, backend=\"iree\")`)"
+            );
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+            continue;
+        }
         let op = line
             .split_once("LLVM Translation failed for operation: ")
             .or_else(|| line.split_once("for dialect for op: "))
