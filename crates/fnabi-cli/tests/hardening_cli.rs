@@ -338,5 +338,16 @@ fn allocations_of_compiled_code_are_bounded() {
     let run = ["run", ll.to_str().unwrap(), "-f", "first", "-i", "7", "--signature", "(i64) -> i64"];
     let (code, out, err) = fnabi_env(&os(&run), &[]);
     assert_eq!((code, out.as_str()), (0, "7\n"), "{err}");
+    // Likewise its own `puts` beside the runtime-check glue's.
+    let ll = scratch(
+        &dir,
+        "own_puts.ll",
+        b"@n = internal global i64 0\ndefine i32 @puts(ptr %s) {\n  store i64 1, ptr @n\n  ret i32 0\n}\n\
+          declare void @abort()\ndefine i64 @check(i64 %x) {\n  %c = icmp slt i64 %x, 0\n  br i1 %c, label %bad, label %ok\n\
+          bad:\n  %r = call i32 @puts(ptr null)\n  call void @abort()\n  unreachable\nok:\n  ret i64 %x\n}\n",
+    );
+    let run = ["run", ll.to_str().unwrap(), "-f", "check", "-i", "5", "--signature", "(i64) -> i64"];
+    let (code, out, err) = fnabi_env(&os(&run), &[]);
+    assert_eq!((code, out.as_str()), (0, "5\n"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }

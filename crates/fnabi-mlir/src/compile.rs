@@ -404,7 +404,8 @@ impl Compiler {
         .map_err(backend_error)?;
         let mut link_args: Vec<std::ffi::OsString> = ["-shared", "-o", "lib.so", "module.o"].map(Into::into).to_vec();
         let mut glue = link.c_glue.clone().unwrap_or_default();
-        if declares(&lowered, "abort") && declares(&lowered, "puts") {
+        let own = |f: &str| defines_function(&lowered, f);
+        if declares(&lowered, "abort") && declares(&lowered, "puts") && !own("abort") && !own("puts") {
             // A failed `cf.assert` (runtime verification) prints with `puts`
             // and aborts. Inside a call through `fnabi_guarded_call` the
             // report is kept and the abort jumps back to that call, which
@@ -414,7 +415,7 @@ impl Compiler {
             glue.push_str(ASSERT_GLUE);
         }
         let calls_allocator = level == InputLevel::Bitcode || ALLOCATORS.iter().any(|f| declares(&lowered, f));
-        if calls_allocator && !ALLOCATORS.iter().any(|f| defines_function(&lowered, f)) {
+        if calls_allocator && !ALLOCATORS.iter().any(|f| own(f)) {
             // The module's heap allocations go through fnabi's checks: the
             // per-array byte limit, and a null from the allocator (which
             // MLIR's code would write through) ends the call instead (see
