@@ -140,7 +140,10 @@ pub fn parse_value(text: &str) -> Result<Value<'static>, ParseError> {
         _ => {}
     }
     if let Some(v) = parse_int(t) {
-        return v.map(Value::Int).map_err(|_| invalid(start, format!("integer `{t}` does not fit in 64 bits")));
+        return v.map(Value::Int).map_err(|_| {
+            let hint = if t.starts_with('-') { "" } else { " (an unsigned one up to 2^64 - 1 fits typed: `ui64=VALUE`)" };
+            invalid(start, format!("integer `{t}` does not fit a signed 64-bit integer{hint}"))
+        });
     }
     parse_float(t).map(Value::Float).ok_or_else(|| {
         // `2x3xf32` or `f32`: an array's header without its values.

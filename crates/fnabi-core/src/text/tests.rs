@@ -201,7 +201,14 @@ fn scalars() {
 fn errors_have_offsets() {
     assert_eq!(err(""), "at byte 0: expected a value");
     assert_eq!(err("  4x"), "at byte 2: `4x` is not a number");
-    assert_eq!(err("99999999999999999999"), "at byte 0: integer `99999999999999999999` does not fit in 64 bits");
+    assert_eq!(
+        err("99999999999999999999"),
+        "at byte 0: integer `99999999999999999999` does not fit a signed 64-bit integer (an unsigned one up to 2^64 - 1 fits typed: `ui64=VALUE`)"
+    );
+    assert_eq!(
+        err("-99999999999999999999"),
+        "at byte 0: integer `-99999999999999999999` does not fit a signed 64-bit integer"
+    );
     assert_eq!(err("2x3xf33=1"), "at byte 4: unknown type name \"f33\"");
     assert_eq!(err("2x?xf32=1"), "at byte 2: `?` is not a dimension (digits)");
     assert_eq!(err("2x=1"), "at byte 2: expected an element type before `=`");
