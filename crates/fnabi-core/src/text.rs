@@ -141,7 +141,8 @@ pub fn parse_value(text: &str) -> Result<Value<'static>, ParseError> {
     }
     if let Some(v) = parse_int(t) {
         return v.map(Value::Int).map_err(|_| {
-            let hint = if t.starts_with('-') { "" } else { " (an unsigned one up to 2^64 - 1 fits typed: `ui64=VALUE`)" };
+            let hint =
+                if t.starts_with('-') { "" } else { " (an unsigned one up to 2^64 - 1 fits typed: `ui64=VALUE`)" };
             invalid(start, format!("integer `{t}` does not fit a signed 64-bit integer{hint}"))
         });
     }
