@@ -743,8 +743,17 @@ impl PreparedBackend for MlirPrepared<'_> {
         };
         let mut args: SmallVec<[Arg<'_, '_>; 16]> = SmallVec::with_capacity(leaves.len() + dests.len());
         for (i, v) in leaves.iter().enumerate() {
-            args.push(Arg::from_value(v).map_err(|e| {
+            args.push(Arg::from_value(v).map_err(|_| {
                 let t = &b.func.ty().inputs[i];
+                // What this parameter takes, by its type: a list for a
+                // memref says "expected an array", not "an array or a scalar".
+                let expected = match t {
+                    MlirType::MemRef(_) | MlirType::UnrankedMemRef(_) => "an array",
+                    MlirType::Scalar(e) if e.dtype() == DType::Bool => "a bool",
+                    MlirType::Scalar(_) => "a number",
+                };
+                let kind = CallError::value_kind(expected, format!("a {}", v.kind()));
+                let e = fnabi_core::Error::from(CallError::argument(kind));
                 let path = b.input_structure.as_ref().and_then(|s| s.leaves().find(|(_, k)| *k == i).map(|(p, _)| p));
                 match path {
                     Some(p) if b.sip.is_some() => {

@@ -321,3 +321,14 @@ def test_allocations_of_compiled_code_are_bounded():
     out = subprocess.run(run + ["unchecked"], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == -6, out.stderr
     assert "fnabi: memory exhausted: the compiled code asked for 8000064 bytes, over the limit of 1048576" in out.stderr
+
+
+def test_a_list_for_an_array_parameter_says_array(memref_abi, structured):
+    # It said "expected an array or a scalar (of an MLIR function)": the
+    # parameter's type says which.
+    with pytest.raises(fnabi.CallError) as e:
+        memref_abi.sum_f32([1.0, 2.0])
+    assert (e.value.path, e.value.expected, e.value.got) == ("[0]", "an array", "a list")
+    with pytest.raises(fnabi.CallError) as e:
+        structured.scale_kw(2.0, (1.0, 2.0))
+    assert (e.value.path, e.value.expected, e.value.got) == ('["x"]', "an array", "a tuple")
