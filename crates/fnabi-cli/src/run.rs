@@ -358,9 +358,9 @@ fn load_vmfb(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliError
 /// in the IREE runtime.
 #[cfg(feature = "iree")]
 fn load_mlir_on_iree(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliError> {
-    if args.pipeline.is_some() || args.signature.is_some() {
+    if args.pipeline.is_some() || args.signature.is_some() || !args.pass_option.is_empty() {
         return Err(CliError(
-            "--pipeline and --signature apply to the MLIR backend; --backend iree compiles with iree-compile \
+            "--pipeline, --pass-option and --signature apply to the MLIR backend; --backend iree compiles with iree-compile \
              (its flags: --iree-compile-flag)"
                 .into(),
         ));

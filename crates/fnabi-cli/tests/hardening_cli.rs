@@ -349,5 +349,26 @@ fn allocations_of_compiled_code_are_bounded() {
     let run = ["run", ll.to_str().unwrap(), "-f", "check", "-i", "5", "--signature", "(i64) -> i64"];
     let (code, out, err) = fnabi_env(&os(&run), &[]);
     assert_eq!((code, out.as_str()), (0, "5\n"), "{err}");
+    // A guarded call that prints more than the report holds (4 KiB) before
+    // it aborts: the report is cut, not written past its buffer (the room
+    // left wrapped around to SIZE_MAX at the 5th line of 999 bytes).
+    let line = "x".repeat(999);
+    let ll = scratch(
+        &dir,
+        "long_report.ll",
+        format!(
+            "@s = private constant [1000 x i8] c\"{line}\\00\"\ndeclare i32 @puts(ptr)\ndeclare void @abort()\n\
+             define i64 @noisy(i64 %x) {{\n  %c = icmp slt i64 %x, 0\n  br i1 %c, label %bad, label %ok\nbad:\n\
+             {}  call void @abort()\n  unreachable\nok:\n  ret i64 %x\n}}\n",
+            (0..8).map(|i| format!("  %r{i} = call i32 @puts(ptr @s)\n")).collect::<String>()
+        )
+        .as_bytes(),
+    );
+    let run = ["run", ll.to_str().unwrap(), "-f", "noisy", "-i", "-1", "--signature", "(i64) -> i64", "--verbose"];
+    let (code, _, err) = fnabi_env(&os(&run), &[]);
+    assert_eq!(code, 1, "{err}");
+    // The summary line repeats the report's first line (999 bytes); the
+    // report is at most 4 KiB.
+    assert!(err.starts_with("fnabi: error: @noisy: ") && err.contains(&line) && err.len() < 5300, "{}", err.len());
     let _ = std::fs::remove_dir_all(&dir);
 }

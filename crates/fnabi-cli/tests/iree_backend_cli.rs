@@ -436,7 +436,18 @@ fn backends_and_module_kinds_must_fit() {
     assert_eq!(err, "fnabi: error: --iree-compile-flag applies to MLIR source run with --backend iree\n");
     let (ok, _, err) = fnabi_env(&["run", s, "--backend", "iree", "--pipeline", "builtin.module()"], &[]);
     assert!(!ok);
-    assert!(err.starts_with("fnabi: error: --pipeline and --signature apply to the MLIR backend"), "{err}");
+    assert!(
+        err.starts_with("fnabi: error: --pipeline, --pass-option and --signature apply to the MLIR backend"),
+        "{err}"
+    );
+    // --pass-option too (it was ignored).
+    let opt = ["run", s, "--backend", "iree", "--pass-option", "convert-linalg-to-loops:bogus=1"];
+    let (ok, _, err) = fnabi_env(&opt, &[]);
+    assert!(!ok);
+    assert!(
+        err.starts_with("fnabi: error: --pipeline, --pass-option and --signature apply to the MLIR backend"),
+        "{err}"
+    );
     let (ok, _, err) = fnabi_env(&["run", s, "--backend", "gpu"], &[]);
     assert!(!ok);
     assert!(err.contains("gpu") && err.lines().count() == 1, "{err}");

@@ -414,12 +414,16 @@ impl Compiler {
             // what the module printed so far, and the process aborts.
             glue.push_str(ASSERT_GLUE);
         }
-        let calls_allocator = level == InputLevel::Bitcode || ALLOCATORS.iter().any(|f| declares(&lowered, f));
-        if calls_allocator && !ALLOCATORS.iter().any(|f| own(f)) {
+        // MLIR's lowering never checks what an allocation returns (code
+        // compiled from C may, and keeps the C allocator's contract).
+        let mlir_code = matches!(level, InputLevel::Mlir | InputLevel::LlvmDialect);
+        let wraps_allocators = mlir_code && ALLOCATORS.iter().any(|f| declares(&lowered, f));
+        if wraps_allocators {
             // The module's heap allocations go through fnabi's checks: the
             // per-array byte limit, and a null from the allocator (which
             // MLIR's code would write through) ends the call instead (see
-            // `ALLOC_GLUE`). A module with an allocator of its own keeps it.
+            // `ALLOC_GLUE`). The linker sends the module's own calls there
+            // (`--wrap`); a module that defines an allocator keeps its own.
             glue.push_str(ALLOC_GLUE);
         }
         if !glue.is_empty() {
@@ -431,6 +435,10 @@ impl Compiler {
                 deadline,
             )?;
             link_args.push("glue.o".into());
+        }
+        if wraps_allocators {
+            let wrap: Vec<String> = ALLOCATORS.iter().map(|f| format!("--wrap={f}")).collect();
+            link_args.push(format!("-Wl,{}", wrap.join(",")).into());
         }
         let mut libraries = link.libraries.clone();
         if lowered.contains("@mlirAsyncRuntime") {
@@ -479,7 +487,9 @@ static __thread char fnabi_report[4096];
 static __thread size_t fnabi_report_len;
 __attribute__((visibility("hidden"))) int puts(const char *s) {
   if (fnabi_jump) {
-    size_t n = strlen(s), room = sizeof fnabi_report - 2 - fnabi_report_len;
+    size_t used = fnabi_report_len, n = strlen(s);
+    size_t room = used + 2 <= sizeof fnabi_report ? sizeof fnabi_report - 2 - used : 0;
+    if (room == 0) return 0;
     if (n > room) n = room;
     memcpy(fnabi_report + fnabi_report_len, s, n);
     fnabi_report_len += n;
@@ -522,38 +532,45 @@ const char *fnabi_failure_report(void) { return fnabi_report; }
 /// The C allocation functions that `ALLOC_GLUE` wraps.
 const ALLOCATORS: [&str; 4] = ["malloc", "aligned_alloc", "calloc", "realloc"];
 
-/// Wraps the module's heap allocations (hidden, so nothing outside the
-/// module sees them): `malloc`, `aligned_alloc`, `calloc` and `realloc`
-/// call the process's own (the first in the global scope, which the
-/// `free` of fnabi's adopted results reaches too), after checking the
-/// request against fnabi's per-array byte limit (`fnabi_max_alloc_bytes`,
-/// set by fnabi when it loads the module; none until then). MLIR's code does not check what
-/// an allocation returns: a request over the limit, or one the allocator
-/// fails, would be written through a null pointer. Instead, inside a
-/// guarded call (`ASSERT_GLUE`, runtime checks) it ends the call with a
-/// report fnabi reads (`call::guard::ALLOC_FAILED`); elsewhere it says what
-/// was asked on stderr and aborts the process.
+/// Wraps the heap allocations of MLIR code (the linker's `--wrap` sends
+/// the module's calls of `malloc`, `aligned_alloc`, `calloc` and `realloc`
+/// to hidden `__wrap_` functions, which call the process's own through
+/// `__real_`: the allocator that the `free` of fnabi's adopted results
+/// reaches too), after checking the request against fnabi's per-array byte
+/// limit (`fnabi_max_alloc_bytes`, set by fnabi at load and before each
+/// guarded call; none until then; MLIR's alignment pad of up to 4 KiB is
+/// allowed over it). MLIR's code does not check what an allocation
+/// returns: a request over the limit, or one the allocator fails, would be
+/// written through a null pointer. Instead, inside a guarded call
+/// (`ASSERT_GLUE`, runtime checks) it ends the call with a report fnabi
+/// reads (`call::guard::allocation_failure`); elsewhere it says what was
+/// asked on stderr and aborts the process.
 const ALLOC_GLUE: &str = r#"
-#include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-/* The per-array limit, written by fnabi when it loads the module (through
-   the exported name, atomically), read here through a hidden alias (no
-   GOT load). */
+/* The per-array limit, written by fnabi (atomically) when it loads the
+   module and before each guarded call, through the exported name; read here
+   through a hidden alias (no GOT load). */
 uint64_t fnabi_max_alloc_bytes = UINT64_MAX;
 extern uint64_t fnabi_alloc_limit __attribute__((alias("fnabi_max_alloc_bytes"), visibility("hidden")));
-static void *(*fnabi_malloc)(size_t);
-static void *(*fnabi_aligned_alloc)(size_t, size_t);
-static void *(*fnabi_calloc)(size_t, size_t);
-static void *(*fnabi_realloc)(void *, size_t);
+/* The process's allocator: with `--wrap=malloc` (and the others), the
+   module's calls reach the `__wrap_` functions below, and `__real_malloc`
+   is the `malloc` the dynamic linker binds (an interposed one included). */
+void *__real_malloc(size_t);
+void *__real_aligned_alloc(size_t, size_t);
+void *__real_calloc(size_t, size_t);
+void *__real_realloc(void *, size_t);
 __attribute__((noreturn, cold, noinline)) static void fnabi_alloc_failed(unsigned long long n, unsigned long long limit) {
   char msg[200];
 #ifdef FNABI_GUARD
   if (fnabi_jump) {
+    /* The report of this call is the failure alone (not what the module
+       printed before it). */
+    fnabi_report_len = 0;
     snprintf(msg, sizeof msg, "fnabi-alloc-failed %llu %llu", n, limit);
     puts(msg);
     abort();
@@ -571,49 +588,37 @@ __attribute__((noreturn, cold, noinline)) static void fnabi_alloc_failed(unsigne
   if (write(2, msg, len) < 0) {}
   abort();
 }
-/* The process's allocation function `name` (the first in the global
-   scope: this module's own are hidden), kept in `slot`. */
-__attribute__((cold, noinline)) static void *fnabi_resolve(void **slot, const char *name) {
-  void *f = dlsym(RTLD_DEFAULT, name);
-  if (!f) fnabi_alloc_failed(0, 0);
-  __atomic_store_n(slot, f, __ATOMIC_RELEASE);
-  return f;
-}
-#define FNABI_FN(slot, name) \
-  ({ __typeof__(slot) f_ = __atomic_load_n(&slot, __ATOMIC_ACQUIRE); \
-     __builtin_expect(f_ != 0, 1) ? f_ : (__typeof__(slot))fnabi_resolve((void **)&slot, name); })
+/* Over the limit by more than MLIR's alignment pad (an array of exactly
+   the limit asks for a little more). */
 #define FNABI_CHECK(n) \
   do { \
     unsigned long long max_ = __atomic_load_n(&fnabi_alloc_limit, __ATOMIC_RELAXED); \
-    if (__builtin_expect((unsigned long long)(n) > max_, 0)) fnabi_alloc_failed((n), max_); \
+    if (__builtin_expect((unsigned long long)(n) > max_ && (unsigned long long)(n) - max_ > 4096, 0)) \
+      fnabi_alloc_failed((n), max_); \
   } while (0)
-__attribute__((visibility("hidden"))) void *malloc(size_t n) {
-  void *(*f)(size_t) = FNABI_FN(fnabi_malloc, "malloc");
+__attribute__((visibility("hidden"))) void *__wrap_malloc(size_t n) {
   FNABI_CHECK(n);
-  void *p = f(n);
+  void *p = __real_malloc(n);
   if (__builtin_expect(!p, 0) && n) fnabi_alloc_failed(n, 0);
   return p;
 }
-__attribute__((visibility("hidden"))) void *aligned_alloc(size_t a, size_t n) {
-  void *(*f)(size_t, size_t) = FNABI_FN(fnabi_aligned_alloc, "aligned_alloc");
+__attribute__((visibility("hidden"))) void *__wrap_aligned_alloc(size_t a, size_t n) {
   FNABI_CHECK(n);
-  void *p = f(a, n);
+  void *p = __real_aligned_alloc(a, n);
   if (__builtin_expect(!p, 0) && n) fnabi_alloc_failed(n, 0);
   return p;
 }
-__attribute__((visibility("hidden"))) void *calloc(size_t k, size_t n) {
-  void *(*f)(size_t, size_t) = FNABI_FN(fnabi_calloc, "calloc");
+__attribute__((visibility("hidden"))) void *__wrap_calloc(size_t k, size_t n) {
   unsigned __int128 total = (unsigned __int128)k * n;
   if (total > UINT64_MAX) fnabi_alloc_failed(UINT64_MAX, 0);
   FNABI_CHECK((unsigned long long)total);
-  void *p = f(k, n);
+  void *p = __real_calloc(k, n);
   if (__builtin_expect(!p, 0) && total) fnabi_alloc_failed((unsigned long long)total, 0);
   return p;
 }
-__attribute__((visibility("hidden"))) void *realloc(void *old, size_t n) {
-  void *(*f)(void *, size_t) = FNABI_FN(fnabi_realloc, "realloc");
+__attribute__((visibility("hidden"))) void *__wrap_realloc(void *old, size_t n) {
   FNABI_CHECK(n);
-  void *p = f(old, n);
+  void *p = __real_realloc(old, n);
   if (__builtin_expect(!p, 0) && n) fnabi_alloc_failed(n, 0);
   return p;
 }

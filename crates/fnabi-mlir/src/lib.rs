@@ -209,13 +209,15 @@ fn runtime_check_summary(report: &str) -> String {
 /// What a failed allocation of a module's code asked for, and why it failed.
 fn allocation_failure(requested: u64, limit: Option<u64>) -> String {
     match limit {
-        Some(limit) => fnabi_abi::limits::LimitError {
-            what: "an allocation of the compiled code".into(),
-            requested: requested.into(),
-            limit,
-            kind: fnabi_abi::limits::ByteLimit::Array,
+        Some(limit) => {
+            let e = fnabi_abi::limits::LimitError {
+                what: "an allocation of the compiled code".into(),
+                requested: requested.into(),
+                limit,
+                kind: fnabi_abi::limits::ByteLimit::Array,
+            };
+            format!("{e}; a module keeps the limit in force when it was loaded")
         }
-        .to_string(),
         None => format!("the compiled code asked for {requested} bytes, which the allocator could not give"),
     }
 }

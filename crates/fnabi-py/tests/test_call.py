@@ -450,3 +450,15 @@ def test_numbers_for_0d_tensor_parameters():
         m.scale(x, 1e39)
     with pytest.raises(fnabi.CallError):
         m.scale(x, np.array(2.5))  # a float64 array: not cast
+    # Only numbers are converted: a list beside a number gets the call's
+    # own error (it was "nested deeper than the array's rank").
+    two = fnabi.compile_mlir(
+        "func.func @add(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {\n"
+        "  %r = arith.addf %a, %b : tensor<f32>\n"
+        "  return %r : tensor<f32>\n"
+        "}\n"
+    )
+    assert two.add(1.5, 2) == np.float32(3.5)
+    with pytest.raises(fnabi.CallError) as e:
+        two.add([1.0], 2.0)
+    assert (e.value.path, e.value.expected, e.value.got) == ("[0]", "an array", "a list")

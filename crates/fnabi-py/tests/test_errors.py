@@ -315,7 +315,8 @@ def test_allocations_of_compiled_code_are_bounded():
     assert out.stdout == (
         "ExecutionError @outer: memory exhausted: an allocation of the compiled code takes 8000064 bytes, "
         "over the limit of 1048576 bytes per array (raise it with FNABI_MAX_ARRAY_BYTES=BYTES, e.g. 64G, "
-        "fnabi's --max-array-bytes BYTES, or fnabi::limits::set_max_bytes)\n"
+        "fnabi's --max-array-bytes BYTES, or fnabi::limits::set_max_bytes); "
+        "a module keeps the limit in force when it was loaded\n"
         "[[1.0, 2.0, 3.0], [2.0, 4.0, 6.0]]\n"
     )
     out = subprocess.run(run + ["unchecked"], env=env, capture_output=True, text=True, timeout=300)
