@@ -130,6 +130,13 @@ pub struct RunArgs {
     verbose: bool,
 }
 
+impl RunArgs {
+    /// The IREE device: `--device`, else `local-sync`.
+    fn device(&self) -> &str {
+        self.device.as_deref().unwrap_or("local-sync")
+    }
+}
+
 /// `--backend`: which of fnabi's backends runs a `.mlir` source.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum Backend {
@@ -349,8 +356,8 @@ fn load_vmfb(args: &RunArgs, source: &ModuleSource) -> Result<Function, CliError
         ModuleSource::File(p) => crate::read_file(p).map_err(|e| CliError(format!("cannot read {label}: {e}")))?,
         ModuleSource::Stdin(b) => b.clone(),
     };
-    let module = crate::run_iree::load(&bytes, &label, args.device.as_deref().unwrap_or("local-sync"))
-        .map_err(|e| crate::runtime_report(e, args.verbose))?;
+    let module =
+        crate::run_iree::load(&bytes, &label, args.device()).map_err(|e| crate::runtime_report(e, args.verbose))?;
     iree_function(args, &module, &label)
 }
 
@@ -376,7 +383,7 @@ fn load_mlir_on_iree(args: &RunArgs, source: &ModuleSource) -> Result<Function, 
         source: &bytes,
         path,
         flags: &args.iree_compile_flag,
-        device: args.device.as_deref().unwrap_or("local-sync"),
+        device: args.device(),
         print_command: args.print_pipeline,
     };
     let module = crate::run_iree::compile(&request).map_err(CliError)?;
@@ -502,10 +509,8 @@ fn npy_name(path: &IndexPath) -> String {
 fn leaf_array<'v>(v: &'v Value<'v>, dtype: Option<fnabi::DType>) -> Option<std::borrow::Cow<'v, Array<'v>>> {
     use std::borrow::Cow;
     if let (Some(dtype), Value::Int(_) | Value::Float(_) | Value::Bool(_)) = (dtype, v) {
-        let param = fnabi::coerce::InputParam { name: None, ty: InputType::Array { dtype, dims: Some(Vec::new()) } };
-        if let Ok((mut typed, _)) = fnabi::coerce::coerce_arguments(vec![v.clone()], Dict::new(), &[param])
-            && let Some(Value::Array(a)) = typed.pop()
-        {
+        let ty = InputType::Array { dtype, dims: Some(Vec::new()) };
+        if let Ok(Value::Array(a)) = fnabi::coerce::coerce_argument(v.clone(), &ty, PathKey::Index(0)) {
             return Some(Cow::Owned(*a));
         }
     }

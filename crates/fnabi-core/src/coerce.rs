@@ -145,26 +145,55 @@ pub fn coerce_arguments<'a>(
     kwargs: Dict<'a>,
     params: &[InputParam],
 ) -> Result<(Vec<Value<'a>>, Dict<'a>), Error> {
-    let fail = |(path, msg): Failure| -> Error {
-        CallError::new(CallSide::Argument, path, CallErrorKind::Invalid(msg)).into()
-    };
+    map_arguments(args, kwargs, params, |v, p, key| coerce_argument(v, &p.ty, key))
+}
+
+/// Passes each argument that has a parameter (by position, or by keyword
+/// name) through `f(value, its parameter, its key)`; arguments beyond
+/// `params`, and keywords no parameter has, pass unchanged. The walk that
+/// [`coerce_arguments`] makes, for callers that type only some values.
+pub fn map_arguments<'a>(
+    args: Vec<Value<'a>>,
+    kwargs: Dict<'a>,
+    params: &[InputParam],
+    mut f: impl FnMut(Value<'a>, &InputParam, PathKey) -> Result<Value<'a>, Error>,
+) -> Result<(Vec<Value<'a>>, Dict<'a>), Error> {
     let args = args
         .into_iter()
         .enumerate()
         .map(|(i, v)| match params.get(i) {
-            Some(p) => coerce(v, &p.ty, &mut vec![PathKey::Index(i)]).map_err(fail),
+            Some(p) => f(v, p, PathKey::Index(i)),
             None => Ok(v),
         })
         .collect::<Result<Vec<_>, _>>()?;
     let mut out = Dict::with_capacity(kwargs.len());
     for (k, v) in kwargs.into_iter() {
         let v = match params.iter().find(|p| p.name.as_ref() == Some(&k)) {
-            Some(p) => coerce(v, &p.ty, &mut vec![PathKey::Name(k.clone())]).map_err(fail)?,
+            Some(p) => f(v, p, PathKey::Name(k.clone()))?,
             None => v,
         };
         out.push_unique(k, v);
     }
     Ok((args, out))
+}
+
+/// One argument, passed at `key` (its position or keyword), typed by `ty`
+/// as [`coerce_arguments`] types each: errors name `key` and the path
+/// inside the value.
+///
+/// ```
+/// use fnabi_core::coerce::{coerce_argument, InputType};
+/// use fnabi_core::structure::PathKey;
+/// use fnabi_core::{DType, Value};
+/// let f32 = InputType::Array { dtype: DType::F32, dims: Some(vec![]) };
+/// let v = coerce_argument(Value::Float(0.5), &f32, PathKey::Index(1)).unwrap();
+/// assert_eq!(v.as_array().unwrap().to_string(), "f32=0.5");
+/// let e = coerce_argument(Value::Float(1e39), &f32, PathKey::Index(1)).unwrap_err();
+/// assert_eq!(e.to_string(), "argument [1]: 1e39 is out of range for f32");
+/// ```
+pub fn coerce_argument<'a>(v: Value<'a>, ty: &InputType, key: PathKey) -> Result<Value<'a>, Error> {
+    coerce(v, ty, &mut vec![key])
+        .map_err(|(path, msg)| CallError::new(CallSide::Argument, path, CallErrorKind::Invalid(msg)).into())
 }
 
 /// Where (the argument's key, then the path inside it) and what failed.

@@ -592,26 +592,14 @@ impl Function {
                 })
                 .collect()
         });
-        if params.iter().all(|p| p.ty == InputType::Any) {
-            return Ok((positional, keywords));
-        }
         // Numbers only: anything else goes to the call as it is (a list
         // for a 0-d parameter gets the call's own error).
-        let is_number = |v: &Value<'_>| matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_));
-        let only_numbers = |p: &InputParam, v: &Value<'_>| {
-            if is_number(v) { p.clone() } else { InputParam { name: p.name.clone(), ty: InputType::Any } }
-        };
-        let for_positional: Vec<InputParam> = params.iter().zip(&positional).map(|(p, v)| only_numbers(p, v)).collect();
-        let (positional, _) = fnabi::coerce::coerce_arguments(positional, Dict::new(), &for_positional)?;
-        let for_keywords: Vec<InputParam> = params
-            .iter()
-            .map(|p| match p.name.as_ref().and_then(|k| keywords.get(k)) {
-                Some(v) => only_numbers(p, v),
-                None => InputParam { name: p.name.clone(), ty: InputType::Any },
-            })
-            .collect();
-        let (_, keywords) = fnabi::coerce::coerce_arguments(Vec::new(), keywords, &for_keywords)?;
-        Ok((positional, keywords))
+        fnabi::coerce::map_arguments(positional, keywords, params, |v, p, key| match v {
+            Value::Int(_) | Value::Float(_) | Value::Bool(_) if p.ty != InputType::Any => {
+                fnabi::coerce::coerce_argument(v, &p.ty, key)
+            }
+            v => Ok(v),
+        })
     }
 
     /// The `func.func` header's ABI attributes and the raw signature of an

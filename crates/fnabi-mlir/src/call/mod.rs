@@ -166,12 +166,10 @@ impl MlirLibrary {
         host: Option<Arc<Binding>>,
         externals: Externals,
     ) -> MlirLibrary {
+        guard::set_allocation_limit(&lib);
         MlirLibrary {
             inner: Arc::new(LibInner {
-                guard: {
-                    guard::set_allocation_limit(&lib);
-                    guard::Guard::find(&lib)
-                },
+                guard: guard::Guard::find(&lib),
                 lib,
                 path,
                 decls,
