@@ -417,14 +417,15 @@ impl Compiler {
         // MLIR's lowering never checks what an allocation returns (code
         // compiled from C may, and keeps the C allocator's contract).
         let mlir_code = matches!(level, InputLevel::Mlir | InputLevel::LlvmDialect);
-        let wraps_allocators = mlir_code && ALLOCATORS.iter().any(|f| declares(&lowered, f));
-        if wraps_allocators {
+        if mlir_code && ALLOCATORS.iter().any(|f| declares(&lowered, f)) {
             // The module's heap allocations go through fnabi's checks: the
             // per-array byte limit, and a null from the allocator (which
             // MLIR's code would write through) ends the call instead (see
             // `ALLOC_GLUE`). The linker sends the module's own calls there
             // (`--wrap`); a module that defines an allocator keeps its own.
             glue.push_str(ALLOC_GLUE);
+            let wrap: Vec<String> = ALLOCATORS.iter().map(|f| format!("--wrap={f}")).collect();
+            link_args.push(format!("-Wl,{}", wrap.join(",")).into());
         }
         if !glue.is_empty() {
             std::fs::write(p("glue.c"), &glue).map_err(|e| MlirError::io("writing glue.c", e))?;
@@ -435,10 +436,6 @@ impl Compiler {
                 deadline,
             )?;
             link_args.push("glue.o".into());
-        }
-        if wraps_allocators {
-            let wrap: Vec<String> = ALLOCATORS.iter().map(|f| format!("--wrap={f}")).collect();
-            link_args.push(format!("-Wl,{}", wrap.join(",")).into());
         }
         let mut libraries = link.libraries.clone();
         if lowered.contains("@mlirAsyncRuntime") {
@@ -537,9 +534,9 @@ const ALLOCATORS: [&str; 4] = ["malloc", "aligned_alloc", "calloc", "realloc"];
 /// to hidden `__wrap_` functions, which call the process's own through
 /// `__real_`: the allocator that the `free` of fnabi's adopted results
 /// reaches too), after checking the request against fnabi's per-array byte
-/// limit (`fnabi_max_alloc_bytes`, set by fnabi at load and before each
-/// guarded call; none until then; MLIR's alignment pad of up to 4 KiB is
-/// allowed over it). MLIR's code does not check what an allocation
+/// limit (`fnabi_max_alloc_bytes`, set by fnabi when it loads the module;
+/// none until then; MLIR's alignment pad of up to 4 KiB is allowed over
+/// it). MLIR's code does not check what an allocation
 /// returns: a request over the limit, or one the allocator fails, would be
 /// written through a null pointer. Instead, inside a guarded call
 /// (`ASSERT_GLUE`, runtime checks) it ends the call with a report fnabi
@@ -553,8 +550,8 @@ const ALLOC_GLUE: &str = r#"
 #include <string.h>
 #include <unistd.h>
 /* The per-array limit, written by fnabi (atomically) when it loads the
-   module and before each guarded call, through the exported name; read here
-   through a hidden alias (no GOT load). */
+   module, through the exported name; read here through a hidden alias (no
+   GOT load). */
 uint64_t fnabi_max_alloc_bytes = UINT64_MAX;
 extern uint64_t fnabi_alloc_limit __attribute__((alias("fnabi_max_alloc_bytes"), visibility("hidden")));
 /* The process's allocator: with `--wrap=malloc` (and the others), the
