@@ -64,13 +64,11 @@ fn compiled_libraries_describe_themselves() {
 #[test]
 fn compile_errors_on_edited_lines_read_as_the_users_file() {
     let d = tmpdir("edited-lines");
-    let src = d.join("one_line.mlir");
-    std::fs::write(
-        &src,
+    let src = d.file(
+        "one_line.mlir",
         "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n  return %x : tensor<4xf32>\n}\n\
          func.func @g(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> { %0 = arith.addf %x, %q : tensor<4xf32>\n return %0 : tensor<4xf32> }\n",
-    )
-    .unwrap();
+    );
     let out = Command::new(format!("/usr/bin/mlir-opt-{}", version())).arg(&src).output().unwrap();
     let upstream = String::from_utf8(out.stderr).unwrap();
     let want: Vec<&str> = upstream.lines().take(3).collect();
@@ -87,13 +85,11 @@ fn compile_errors_on_edited_lines_read_as_the_users_file() {
 #[test]
 fn scalable_vectors_are_explained() {
     let d = tmpdir("scalable");
-    let src = d.join("sve.mlir");
-    std::fs::write(
-        &src,
+    let src = d.file(
+        "sve.mlir",
         "func.func @s(%a: vector<[4]xf32>) -> vector<[4]xf32> {\n  return %a : vector<[4]xf32>\n}\n\
          func.func @ok(%x: f32) -> f32 { return %x : f32 }\n",
-    )
-    .unwrap();
+    );
     let (ok, _, err) = fnabi(&["run", src.to_str().unwrap(), "-f", "ok", "-i", "2.5"]);
     assert!(!ok);
     assert!(err.contains("LLVM ERROR: ") && err.contains("scalable vector"), "{err}");

@@ -40,13 +40,6 @@ fn repo(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(p)
 }
 
-/// Writes `bytes` to the file `name` in `dir`; returns its path.
-fn scratch(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, bytes).unwrap();
-    p
-}
-
 #[cfg(unix)]
 #[test]
 fn arguments_that_are_not_utf8_are_one_line_errors() {
@@ -124,11 +117,11 @@ fn requests_over_the_byte_limits_are_refused_before_allocating() {
 fn truncated_and_bit_flipped_vmfb_files_are_errors() {
     let bytes = std::fs::read(repo("crates/fnabi/tests/fixtures/iree/add.vmfb")).unwrap();
     let dir = common::Scratch::new("hardening-vmfb");
-    let cut = scratch(&dir, "cut.vmfb", &bytes[..9408]);
+    let cut = dir.file("cut.vmfb", &bytes[..9408]);
     one_line_error(fnabi_env(&os(&["inspect", cut.to_str().unwrap()]), &[]), "end-of-central-directory record");
     let mut b = bytes.clone();
     b[6108] ^= 0x80;
-    let flipped = scratch(&dir, "flipped.vmfb", &b);
+    let flipped = dir.file("flipped.vmfb", &b);
     one_line_error(
         fnabi_env(&os(&["inspect", flipped.to_str().unwrap()]), &[]),
         r#"ZIP entry "module.fb" is corrupted: its CRC-32 is"#,
@@ -158,12 +151,12 @@ fn an_elf_whose_dynsym_links_to_itself_is_an_error() {
     let k = (0..shnum).find(|k| u32::from_le_bytes(b[shoff + k * 64 + 4..][..4].try_into().unwrap()) == 11).unwrap();
     let link = shoff + k * 64 + 40;
     let dir = common::Scratch::new("hardening-elf");
-    let intact = scratch(&dir, "intact.so", &b);
+    let intact = dir.file("intact.so", &b);
     let (code, out, err) = fnabi_env(&os(&["inspect", intact.to_str().unwrap()]), &[]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("shared library"), "{out}");
     b[link..link + 4].copy_from_slice(&(k as u32).to_le_bytes());
-    let bad = scratch(&dir, "self-link.so", &b);
+    let bad = dir.file("self-link.so", &b);
     one_line_error(
         fnabi_env(&os(&["inspect", bad.to_str().unwrap()]), &[]),
         "string-table link to another existing section",
@@ -326,10 +319,8 @@ fn allocations_of_compiled_code_are_bounded() {
     );
     // A module with an allocator of its own keeps it (fnabi's glue beside
     // it was a second `malloc`: the link failed).
-    let dir = std::env::temp_dir().join(format!("fnabi-own-malloc-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let ll = scratch(
-        &dir,
+    let dir = common::Scratch::new("hardening-own-allocator");
+    let ll = dir.file(
         "own.ll",
         b"@buf = internal global [64 x i8] zeroinitializer\n\
           define ptr @malloc(i64 %n) {\n  ret ptr @buf\n}\n\
@@ -339,8 +330,7 @@ fn allocations_of_compiled_code_are_bounded() {
     let (code, out, err) = fnabi_env(&os(&run), &[]);
     assert_eq!((code, out.as_str()), (0, "7\n"), "{err}");
     // Likewise its own `puts` beside the runtime-check glue's.
-    let ll = scratch(
-        &dir,
+    let ll = dir.file(
         "own_puts.ll",
         b"@n = internal global i64 0\ndefine i32 @puts(ptr %s) {\n  store i64 1, ptr @n\n  ret i32 0\n}\n\
           declare void @abort()\ndefine i64 @check(i64 %x) {\n  %c = icmp slt i64 %x, 0\n  br i1 %c, label %bad, label %ok\n\
@@ -353,16 +343,14 @@ fn allocations_of_compiled_code_are_bounded() {
     // it aborts: the report is cut, not written past its buffer (the room
     // left wrapped around to SIZE_MAX at the 5th line of 999 bytes).
     let line = "x".repeat(999);
-    let ll = scratch(
-        &dir,
+    let ll = dir.file(
         "long_report.ll",
         format!(
             "@s = private constant [1000 x i8] c\"{line}\\00\"\ndeclare i32 @puts(ptr)\ndeclare void @abort()\n\
              define i64 @noisy(i64 %x) {{\n  %c = icmp slt i64 %x, 0\n  br i1 %c, label %bad, label %ok\nbad:\n\
              {}  call void @abort()\n  unreachable\nok:\n  ret i64 %x\n}}\n",
             (0..8).map(|i| format!("  %r{i} = call i32 @puts(ptr @s)\n")).collect::<String>()
-        )
-        .as_bytes(),
+        ),
     );
     let run = ["run", ll.to_str().unwrap(), "-f", "noisy", "-i", "-1", "--signature", "(i64) -> i64", "--verbose"];
     let (code, _, err) = fnabi_env(&os(&run), &[]);
@@ -370,5 +358,4 @@ fn allocations_of_compiled_code_are_bounded() {
     // The summary line repeats the report's first line (999 bytes); the
     // report is at most 4 KiB.
     assert!(err.starts_with("fnabi: error: @noisy: ") && err.contains(&line) && err.len() < 5300, "{}", err.len());
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -503,14 +503,12 @@ fn a_bare_flatbuffer_module_runs_by_its_bytes() {
 #[test]
 fn scalar_results_keep_their_element_type() {
     let dir = scratch("scalar-results");
-    let src = dir.join("sc.mlir");
-    std::fs::write(
-        &src,
+    let src = dir.file(
+        "sc.mlir",
         "func.func @half(%x: f32) -> f32 {\n  %c = arith.constant 0.5 : f32\n  %r = arith.mulf %x, %c : f32\n  return %r : f32\n}\n\
          func.func @inc8(%x: i8) -> i8 {\n  %c = arith.constant 1 : i8\n  %r = arith.addi %x, %c : i8\n  return %r : i8\n}\n\
          func.func @pair(%x: f32, %y: f64) -> (f32, f64) {\n  return %x, %y : f32, f64\n}\n",
-    )
-    .unwrap();
+    );
     let src = src.to_str().unwrap();
     // What numpy prints for the same values.
     let want = common::python(
@@ -552,14 +550,12 @@ fn scalar_results_keep_their_element_type() {
 #[test]
 fn iree_dialects_point_to_the_iree_backend() {
     let dir = scratch("iree-dialects");
-    let src = dir.join("list.mlir");
-    std::fs::write(
-        &src,
+    let src = dir.file(
+        "list.mlir",
         "func.func @wrap(%x: i32) -> !util.list<?> {\n  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n\
          \x20 %l = util.list.create %c1 : !util.list<?>\n  util.list.resize %l, %c1 : !util.list<?>\n\
          \x20 util.list.set %l[%c0], %x : i32 -> !util.list<?>\n  return %l : !util.list<?>\n}\n",
-    )
-    .unwrap();
+    );
     let src = src.to_str().unwrap();
     let (ok, _, err) = fnabi_env(&["run", src, "-i", "3"], &[]);
     assert!(!ok);

@@ -22,6 +22,13 @@ impl Scratch {
         std::fs::create_dir_all(&d).unwrap();
         Scratch(d)
     }
+
+    /// Writes `contents` to the file `name` in this folder; its path.
+    pub fn file(&self, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.0.join(name);
+        std::fs::write(&p, contents).unwrap();
+        p
+    }
 }
 
 impl std::ops::Deref for Scratch {
