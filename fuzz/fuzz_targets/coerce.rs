@@ -71,7 +71,7 @@ fn real(i: u8) -> Vec<InputParam> {
 /// The parameters a raw signature's inputs give (as the MLIR backend types them).
 fn from_raw(sig: &RawSignature) -> Vec<InputParam> {
     positional(
-        sig.inputs
+        sig.inputs()
             .iter()
             .map(|t| match t {
                 RawType::Buffer(b) => InputType::Array {

@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         let [inputs, results] = sides;
-        Ok(RawSignature { inputs, results })
+        Ok(RawSignature::new(inputs, results))
     });
     assert_eq!(read, parsed);
     let mut human = String::new();

@@ -73,10 +73,10 @@ fn main() {
     for s in sigs.iter().filter(|s| s.raw) {
         let m = s.mangled.as_str();
         time("raw_read", s.name, filter, || raw_read(black_box(m)) as usize);
-        time("raw_parse", s.name, filter, || RawSignature::parse(black_box(m)).unwrap().inputs.len());
+        time("raw_parse", s.name, filter, || RawSignature::parse(black_box(m)).unwrap().inputs().len());
         time("raw_human", s.name, filter, || raw_human(black_box(m), &mut out));
         time("raw_human_zero_copy", s.name, filter, || raw_human_zero_copy(black_box(m), &mut out));
-        // The allocations of the owned parse: its lists at their sizes, then freed.
+        // The allocations of the owned parse: its one list at its size, then freed.
         let (lists, mut held) = (ListSizes::of_raw(&RawSignature::parse(m).unwrap()), Vec::with_capacity(64));
         time("raw_alloc", s.name, filter, || black_box(&lists).allocate(&mut held));
     }

@@ -37,6 +37,7 @@
 //! ```
 
 use crate::error::ParseError;
+use crate::limits::cautious_capacity;
 use crate::mangle::{SignatureBuilder, decimal};
 use crate::scalar::ScalarType;
 use std::fmt;
@@ -388,11 +389,14 @@ impl RawType {
 
 /// A raw function signature: the flat inputs and results.
 ///
+/// Both lists are kept in one allocation (inputs, then results; none when
+/// both are empty), so an owned parse allocates once.
+///
 /// ```
 /// use fnabi_abi::{BufferType, Dim, DimOrder, RawSignature, RawType, ScalarType};
 /// let sig = RawSignature::parse("I6!S3!t6R4!U1!").unwrap();
-/// assert_eq!(sig.inputs, [RawType::Scalar(ScalarType::I32)]);
-/// assert_eq!(sig.results, [RawType::Unrecognized]);
+/// assert_eq!(sig.inputs(), [RawType::Scalar(ScalarType::I32)]);
+/// assert_eq!(sig.results(), [RawType::Unrecognized]);
 /// assert_eq!(sig.to_string(), "(sint32) -> (Unrecognized<?>)");
 /// assert_eq!(sig.abi_version(), 1);
 ///
@@ -404,24 +408,59 @@ impl RawType {
 /// let col = BufferType::new(ScalarType::F32, [Dim::Static(2)]).unwrap().with_layout(DimOrder::ColumnMajor);
 /// assert_eq!(RawSignature::new(vec![RawType::Buffer(col)], vec![]).abi_version(), 2);
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct RawSignature {
-    /// Inputs in order.
-    pub inputs: Vec<RawType>,
-    /// Results in order.
-    pub results: Vec<RawType>,
+    /// The inputs, then the results.
+    types: Vec<RawType>,
+    /// How many of `types` are inputs.
+    input_count: usize,
 }
 
 impl RawSignature {
     /// A signature of these inputs and results.
+    ///
+    /// ```
+    /// use fnabi_abi::{RawSignature, RawType, ScalarType};
+    /// let s = RawSignature::new(vec![RawType::RefObject], vec![RawType::Scalar(ScalarType::I8)]);
+    /// assert_eq!((s.inputs(), s.results()), (&[RawType::RefObject][..], &[RawType::Scalar(ScalarType::I8)][..]));
+    /// assert_eq!(s.into_parts(), (vec![RawType::RefObject], vec![RawType::Scalar(ScalarType::I8)]));
+    /// ```
     pub fn new(inputs: Vec<RawType>, results: Vec<RawType>) -> Self {
-        RawSignature { inputs, results }
+        let input_count = inputs.len();
+        let mut types = inputs;
+        types.extend(results);
+        RawSignature { types, input_count }
     }
 
-    /// Parses the mangled form (see the module docs for what is accepted).
+    /// Inputs in order.
+    #[inline]
+    pub fn inputs(&self) -> &[RawType] {
+        &self.types[..self.input_count]
+    }
+
+    /// Results in order.
+    #[inline]
+    pub fn results(&self) -> &[RawType] {
+        &self.types[self.input_count..]
+    }
+
+    /// The inputs and the results as two lists.
+    pub fn into_parts(mut self) -> (Vec<RawType>, Vec<RawType>) {
+        let results = self.types.split_off(self.input_count);
+        (self.types, results)
+    }
+
+    /// Parses the mangled form (see the module docs for what is accepted):
+    /// one allocation for both lists, sized by a count of their items.
     pub fn parse(mangled: impl AsRef<[u8]>) -> Result<RawSignature, ParseError> {
         let reader = RawSignatureReader::new(mangled.as_ref())?;
-        Ok(RawSignature { inputs: reader.inputs().collect_owned()?, results: reader.results().collect_owned()? })
+        let (inputs, results) = (reader.inputs(), reader.results());
+        let items = inputs.count_quickly() + results.count_quickly();
+        let mut types = Vec::with_capacity(cautious_capacity::<RawType>(items));
+        inputs.collect_into(&mut types)?;
+        let input_count = types.len();
+        results.collect_into(&mut types)?;
+        Ok(RawSignature { types, input_count })
     }
 
     /// The mangled form.
@@ -434,20 +473,23 @@ impl RawSignature {
     /// ```
     pub fn to_mangled(&self) -> String {
         let mut b = SignatureBuilder::new();
-        b.nested(b'I', |b| self.inputs.iter().for_each(|t| t.mangle_into(b)));
-        b.nested(b'R', |b| self.results.iter().for_each(|t| t.mangle_into(b)));
+        b.nested(b'I', |b| self.inputs().iter().for_each(|t| t.mangle_into(b)));
+        b.nested(b'R', |b| self.results().iter().for_each(|t| t.mangle_into(b)));
         b.into_string()
     }
 
     /// The raw ABI version this signature needs: 2 when any buffer carries a
     /// non-default layout hint, else 1.
     pub fn abi_version(&self) -> u32 {
-        let hinted = self
-            .inputs
-            .iter()
-            .chain(&self.results)
-            .any(|t| matches!(t, RawType::Buffer(b) if b.layout != DimOrder::RowMajor));
+        let hinted = self.types.iter().any(|t| matches!(t, RawType::Buffer(b) if b.layout != DimOrder::RowMajor));
         if hinted { 2 } else { 1 }
+    }
+}
+
+impl fmt::Debug for RawSignature {
+    /// The inputs and the results (as if they were two fields).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RawSignature").field("inputs", &self.inputs()).field("results", &self.results()).finish()
     }
 }
 

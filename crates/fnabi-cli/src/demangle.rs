@@ -69,8 +69,8 @@ pub fn raw_signature_json(sig: &RawSignature) -> Json {
         "display": sig.to_string(),
         "mangled": sig.to_mangled(),
         "abi_version": sig.abi_version(),
-        "inputs": sig.inputs.iter().map(raw_type_json).collect::<Vec<_>>(),
-        "results": sig.results.iter().map(raw_type_json).collect::<Vec<_>>(),
+        "inputs": sig.inputs().iter().map(raw_type_json).collect::<Vec<_>>(),
+        "results": sig.results().iter().map(raw_type_json).collect::<Vec<_>>(),
     })
 }
 

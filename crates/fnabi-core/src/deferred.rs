@@ -113,12 +113,12 @@ pub enum ResultSlot {
 /// assert_eq!(e.to_string(), "argument [0] (Buffer<float32[?x4x?]>): dim 1: expected 4, got 5");
 /// ```
 pub fn dynamic_input_dims(sig: &RawSignature, input_shapes: &[&[usize]]) -> Result<Vec<usize>, Error> {
-    if input_shapes.len() != sig.inputs.len() {
-        let kind = CallErrorKind::Arity { expected: sig.inputs.len(), at_least: false, got: input_shapes.len() };
+    if input_shapes.len() != sig.inputs().len() {
+        let kind = CallErrorKind::Arity { expected: sig.inputs().len(), at_least: false, got: input_shapes.len() };
         return Err(CallError::argument(kind).into());
     }
     let mut dims = Vec::new();
-    for (i, (t, shape)) in sig.inputs.iter().zip(input_shapes).enumerate() {
+    for (i, (t, shape)) in sig.inputs().iter().zip(input_shapes).enumerate() {
         match t {
             RawType::Buffer(b) => {
                 check_shape(b, shape).map_err(|e| CallError::locate(e, CallSide::Argument, &input_path(i), b))?;
@@ -151,7 +151,7 @@ pub fn plan_results(
 ) -> Result<Vec<ResultSlot>, Error> {
     let dynamic_inputs = dynamic_input_dims(sig, input_shapes)?;
     let dynamic_results: Vec<(usize, &BufferType)> = sig
-        .results
+        .results()
         .iter()
         .enumerate()
         .filter_map(|(i, t)| t.as_buffer().filter(|b| !b.is_static()).map(|b| (i, b)))
@@ -176,8 +176,8 @@ pub fn plan_results(
         _ => Vec::new(),
     };
     from_allocator.reverse();
-    let mut out = Vec::with_capacity(sig.results.len());
-    for t in &sig.results {
+    let mut out = Vec::with_capacity(sig.results().len());
+    for t in sig.results() {
         out.push(match t {
             RawType::Buffer(b) if b.is_static() => {
                 let shape: Vec<usize> = b.dims().iter().filter_map(|d| d.as_static()).map(|n| n as usize).collect();

@@ -314,8 +314,8 @@ pub fn parse_signature(signature: &str) -> Result<FunctionType, Error> {
             ))),
         }
     };
-    let inputs = raw.inputs.iter().enumerate().map(|(i, t)| conv(t, "input", i)).collect::<Result<_, _>>()?;
-    let results = raw.results.iter().enumerate().map(|(i, t)| conv(t, "result", i)).collect::<Result<_, _>>()?;
+    let inputs = raw.inputs().iter().enumerate().map(|(i, t)| conv(t, "input", i)).collect::<Result<_, _>>()?;
+    let results = raw.results().iter().enumerate().map(|(i, t)| conv(t, "result", i)).collect::<Result<_, _>>()?;
     Ok(FunctionType { inputs, results })
 }
 
@@ -397,8 +397,8 @@ impl MlirBackend {
         let (raw, k) = match attrs.raw_signature()? {
             None => (derived, 0),
             Some(raw) => {
-                let n_in = raw.inputs.len();
-                let n_res = raw.results.len();
+                let n_in = raw.inputs().len();
+                let n_res = raw.results().len();
                 let k = ty.inputs.len().checked_sub(n_in).filter(|k| *k <= n_res).ok_or_else(|| {
                     abi_err(
                         &name,
@@ -418,12 +418,12 @@ impl MlirBackend {
                         ),
                     ));
                 }
-                for (i, (m, r)) in ty.inputs.iter().zip(&raw.inputs).enumerate() {
+                for (i, (m, r)) in ty.inputs.iter().zip(raw.inputs()).enumerate() {
                     if !fits_raw(m, r) {
                         return Err(abi_err(&name, format!("argument {i} is {m}, but f says {r}")));
                     }
                 }
-                for (j, (m, r)) in ty.inputs[n_in..].iter().zip(&raw.results).enumerate() {
+                for (j, (m, r)) in ty.inputs[n_in..].iter().zip(raw.results()).enumerate() {
                     if !matches!(m, MlirType::MemRef(_)) || !fits_raw(m, r) {
                         return Err(abi_err(
                             &name,
@@ -431,7 +431,7 @@ impl MlirBackend {
                         ));
                     }
                 }
-                for (j, (m, r)) in ty.results.iter().zip(&raw.results[k..]).enumerate() {
+                for (j, (m, r)) in ty.results.iter().zip(&raw.results()[k..]).enumerate() {
                     if !fits_raw(m, r) {
                         return Err(abi_err(&name, format!("result {j} is {m}, but f says result {} is {r}", k + j)));
                     }
@@ -439,7 +439,7 @@ impl MlirBackend {
                 (raw, k)
             }
         };
-        let n_in = raw.inputs.len();
+        let n_in = raw.inputs().len();
         let sip = attrs.sip_signature()?;
         let input_structure = match &sip {
             Some(sip) => sip.inputs().cloned(),
@@ -450,9 +450,9 @@ impl MlirBackend {
         let inputs = Plan::new(input_structure.as_ref())?;
         let results = match &sip {
             // A lone leaf is the same as no structure: the one result itself.
-            Some(sip) if matches!(sip.results(), Some(Structure::Leaf(0))) && raw.results.len() == 1 => None,
+            Some(sip) if matches!(sip.results(), Some(Structure::Leaf(0))) && raw.results().len() == 1 => None,
             Some(sip) => {
-                check_leaves(&name, "result", sip.results(), raw.results.len())?;
+                check_leaves(&name, "result", sip.results(), raw.results().len())?;
                 Some(Plan::new(sip.results())?)
             }
             None => None,
@@ -476,14 +476,14 @@ impl MlirBackend {
             })
             .collect();
         let func = func.with_argument_paths(places)?;
-        let destinations = RawSignature::new(raw.inputs.clone(), raw.results[..k].to_vec());
+        let destinations = RawSignature::new(raw.inputs().to_vec(), raw.results()[..k].to_vec());
         let dynamic_destinations =
-            destinations.results.iter().filter(|r| matches!(r, RawType::Buffer(b) if !b.is_static())).count();
+            destinations.results().iter().filter(|r| matches!(r, RawType::Buffer(b) if !b.is_static())).count();
         let allocator = match attrs.result_allocator() {
             Some(fbr) if k > 0 => {
                 let a = lib.function(fbr)?;
                 let n_dims: usize = raw
-                    .inputs
+                    .inputs()
                     .iter()
                     .filter_map(RawType::as_buffer)
                     .map(|b| b.dims().iter().filter(|d| **d == Dim::Dynamic).count())
@@ -582,7 +582,7 @@ impl Backend for MlirBackend {
     }
 
     fn input_params(&self) -> Option<Vec<InputParam>> {
-        let leaf = |i: usize| match self.raw.inputs.get(i) {
+        let leaf = |i: usize| match self.raw.inputs().get(i) {
             Some(RawType::Buffer(b)) => InputType::Array {
                 dtype: DType::Scalar(b.dtype()),
                 dims: Some(
@@ -614,7 +614,7 @@ impl Backend for MlirBackend {
     /// Scalars are 0-d arrays of their dtype, buffers arrays of their
     /// dims; a result with no raw type (`i1`, an unranked memref) is `Any`.
     fn result_type(&self) -> Option<InputType> {
-        let leaf = |i: usize| match self.raw.results.get(i) {
+        let leaf = |i: usize| match self.raw.results().get(i) {
             Some(RawType::Scalar(s)) => InputType::Array { dtype: DType::Scalar(*s), dims: Some(Vec::new()) },
             Some(RawType::Buffer(b)) => InputType::Array {
                 dtype: DType::Scalar(b.dtype()),
@@ -628,8 +628,8 @@ impl Backend for MlirBackend {
         // structure, else one result itself, several as a tuple.
         Some(match self.results.as_ref().and_then(Plan::structure) {
             Some(s) => structure_type(s, &leaf),
-            None if self.raw.results.len() == 1 => leaf(0),
-            None => InputType::Sequence((0..self.raw.results.len()).map(leaf).collect()),
+            None if self.raw.results().len() == 1 => leaf(0),
+            None => InputType::Sequence((0..self.raw.results().len()).map(leaf).collect()),
         })
     }
 }
@@ -692,7 +692,7 @@ impl MlirPrepared<'_> {
             .enumerate()
             .map(|(j, s)| match s {
                 ResultSlot::Ready(a) => {
-                    let t: &BufferType = b.destinations.results[j]
+                    let t: &BufferType = b.destinations.results()[j]
                         .as_buffer()
                         .ok_or_else(|| Error::invalid_argument(format!("destination of result {j} is not a buffer")))?;
                     fnabi_core::buffer::check_shape(t, a.shape())
@@ -720,7 +720,7 @@ impl PreparedBackend for MlirPrepared<'_> {
         let mut leaves: SmallVec<[&Value<'_>; 16]> =
             if n <= 16 { SmallVec::from_buf_and_len([&NO_VALUE; 16], n) } else { SmallVec::from_elem(&NO_VALUE, n) };
         b.inputs.flatten_into(inputs, &mut leaves).map_err(|e| CallError::from_structure(e, CallSide::Argument))?;
-        if b.destinations.results.is_empty() {
+        if b.destinations.results().is_empty() {
             // The fast path: the leaves bound in place (no argument list);
             // `None` when some leaf needs the general path below, which
             // converts or explains.
@@ -736,7 +736,7 @@ impl PreparedBackend for MlirPrepared<'_> {
         }
         // Destinations are owned arrays; they are held here at the leaves'
         // lifetime (arrays are covariant) so that one argument list holds both.
-        let mut dests: SmallVec<[Array<'_>; 2]> = if b.destinations.results.is_empty() {
+        let mut dests: SmallVec<[Array<'_>; 2]> = if b.destinations.results().is_empty() {
             SmallVec::new()
         } else {
             self.destinations(&leaves)?.into_iter().map(shorten).collect()

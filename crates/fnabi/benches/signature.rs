@@ -9,8 +9,8 @@
 //! form written into a reused `String`, `write_human`), `raw_human_zero_copy`
 //! (the same text written straight from the mangled form by
 //! `RawSignatureReader::write_human`, no owned signature), `raw_alloc` (only
-//! the allocations of the owned parse: its lists at their sizes, then
-//! freed), `sip_visit` (both
+//! the allocations of the owned parse: its one list of both sides at its
+//! size, then freed), `sip_visit` (both
 //! sides into a counting visitor),
 //! `sip_text` (the reference text of both sides into reused `String`s),
 //! `sip_parse` (`SipSignature::parse`) and `sip_alloc` (only the

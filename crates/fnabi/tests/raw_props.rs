@@ -67,8 +67,8 @@ proptest! {
         let side = |items: fnabi::raw::RawTypeReader<'_>| -> Vec<RawType> {
             items.map(|t| t.unwrap().to_owned()).collect()
         };
-        prop_assert_eq!(side(r.inputs()), sig.inputs.clone());
-        prop_assert_eq!(side(r.results()), sig.results.clone());
+        prop_assert_eq!(side(r.inputs()), sig.inputs().to_vec());
+        prop_assert_eq!(side(r.results()), sig.results().to_vec());
         for t in r.inputs().chain(r.results()) {
             if let fnabi::raw::RawTypeRef::Buffer(b) = t.unwrap() {
                 prop_assert_eq!(b.dims().count(), b.rank());

@@ -365,7 +365,7 @@ proptest! {
                 v.sort_by(|a, b| a.0.cmp(&b.0));
                 v
             };
-            (side(sip.inputs(), &raw.inputs), side(sip.results(), &raw.results))
+            (side(sip.inputs(), raw.inputs()), side(sip.results(), raw.results()))
         };
         let (sip2, raw2) = (back.to_sip().unwrap(), back.to_raw().unwrap());
         prop_assert_eq!(typed(&sip2, &raw2), typed(&sip, &raw));

@@ -171,9 +171,9 @@ impl RawSignature {
             }
             f.put_ascii(b')')
         }
-        list(f, &self.inputs)?;
+        list(f, self.inputs())?;
         f.put(" -> ")?;
-        list(f, &self.results)
+        list(f, self.results())
     }
 
     /// Parses the human-readable form printed by `Display`.
@@ -191,7 +191,7 @@ impl RawSignature {
         if p.pos != p.s.len() {
             return Err(ParseError::new(p.pos, ParseErrorKind::TrailingInput));
         }
-        Ok(RawSignature { inputs, results })
+        Ok(RawSignature::new(inputs, results))
     }
 }
 

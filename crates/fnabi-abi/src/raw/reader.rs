@@ -440,17 +440,31 @@ impl<'a> RawTypeReader<'a> {
     /// stops at an item it cannot skip quickly, e.g. a span length of more
     /// than 18 digits: it is then too low, and the list grows as items are
     /// read; every item is read either way.)
+    #[inline(always)]
+    pub fn collect_owned(self) -> Result<Vec<RawType>, ParseError> {
+        let mut out = Vec::with_capacity(cautious_capacity::<RawType>(self.count_quickly()));
+        self.collect_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// How many items remain, counted without checking them (too low past
+    /// an item the count cannot skip quickly; see [`collect_owned`](Self::collect_owned)).
+    #[inline(always)]
+    pub(super) fn count_quickly(&self) -> usize {
+        if self.pos == self.bytes.len() {
+            return 0;
+        }
+        SignatureParser::new(&self.bytes[self.pos..]).count_tags(|_| true)
+    }
+
+    /// Reads every remaining item onto the end of `out` (see
+    /// [`collect_owned`](Self::collect_owned)).
     ///
     /// Always inlined: out of line, the list came back through memory and
     /// `RawSignature::parse` moved it with wide loads over the word stores
     /// just made (a store-forwarding stall, 42 % of an empty parse).
     #[inline(always)]
-    pub fn collect_owned(mut self) -> Result<Vec<RawType>, ParseError> {
-        if self.pos == self.bytes.len() {
-            return Ok(Vec::new());
-        }
-        let items = SignatureParser::new(&self.bytes[self.pos..]).count_tags(|_| true);
-        let mut out = Vec::with_capacity(cautious_capacity::<RawType>(items));
+    pub(super) fn collect_into(mut self, out: &mut Vec<RawType>) -> Result<(), ParseError> {
         let bytes = self.bytes;
         while let Some(&tag) = bytes.get(self.pos) {
             // Each item straight into the list, not through a `RawTypeRef`
@@ -489,7 +503,7 @@ impl<'a> RawTypeReader<'a> {
             }
             self.pos = end;
         }
-        Ok(out)
+        Ok(())
     }
 }
 

@@ -45,8 +45,8 @@ fn reference_display() {
 fn reference_leniencies() {
     // R before I; t after d; a repeated t (last wins).
     let s = RawSignature::parse("R1!I14!B10!d4t2t7d-1").unwrap();
-    assert_eq!(s.inputs, vec![buf(ScalarType::I64, &[4, -1])]);
-    assert!(s.results.is_empty());
+    assert_eq!(s.inputs(), vec![buf(ScalarType::I64, &[4, -1])]);
+    assert!(s.results().is_empty());
     // Explicit t0 is float32, and mangles back without it.
     let s = RawSignature::parse("I6!B3!t0R1!").unwrap();
     assert_eq!(s.to_mangled(), "I4!B1!R1!");
@@ -289,7 +289,7 @@ proptest::proptest! {
         let got: Vec<_> = r.inputs().map(|i| i.map(RawTypeRef::to_owned)).collect();
         proptest::prop_assert_eq!(&got, &want);
         // The owned parse: the items, or the first error.
-        let owned = RawSignature::parse(&mangled).map(|s| s.inputs);
+        let owned = RawSignature::parse(&mangled).map(|s| s.into_parts().0);
         let want_owned: Result<Vec<RawType>, ParseError> = want.into_iter().collect();
         proptest::prop_assert_eq!(owned, want_owned);
     }

@@ -157,15 +157,15 @@ impl FunctionReflection {
         // A dict input root is a list of named arguments.
         let a = match sip.inputs() {
             None => Vec::new(),
-            Some(s) => structure_to_records(s, leaf(&raw.inputs))?,
+            Some(s) => structure_to_records(s, leaf(raw.inputs()))?,
         };
         let r = match sip.results() {
             None => Vec::new(),
-            Some(s @ Structure::Leaf(_)) => structure_to_records(s, leaf(&raw.results))?,
+            Some(s @ Structure::Leaf(_)) => structure_to_records(s, leaf(raw.results()))?,
             // A structured result root is one `slist`/`sdict` record (IREE
             // returns its slots as the flat results; the host gets the list
             // or dict the SIP root describes).
-            Some(s) => structure_to_records(&Structure::Sequence(vec![(0, s.clone())]), leaf(&raw.results))?,
+            Some(s) => structure_to_records(&Structure::Sequence(vec![(0, s.clone())]), leaf(raw.results()))?,
         };
         Ok(FunctionReflection { a, r, v: Some(1) })
     }
@@ -181,7 +181,7 @@ mod tests {
             "(Buffer<float32[?x4]>, Buffer<bfloat16[]>, sint8, float64, Buffer<sint64[2x3]>) -> (RefObject<?>)",
         )
         .unwrap();
-        let recs: Vec<String> = raw.inputs.iter().map(|t| raw_type_record(t).to_json()).collect();
+        let recs: Vec<String> = raw.inputs().iter().map(|t| raw_type_record(t).to_json()).collect();
         assert_eq!(
             recs,
             [
@@ -192,10 +192,10 @@ mod tests {
                 r#"["ndarray", "i64", 2, 2, 3]"#
             ]
         );
-        for t in &raw.inputs {
+        for t in raw.inputs() {
             assert_eq!(record_raw_type(&raw_type_record(t)), *t);
         }
-        assert_eq!(raw_type_record(&raw.results[0]), TypeRecord::Unknown);
+        assert_eq!(raw_type_record(&raw.results()[0]), TypeRecord::Unknown);
         assert_eq!(record_raw_type(&TypeRecord::Unknown), RawType::Unrecognized);
         // Unsigned types are signless in records and read back as signed.
         assert_eq!(

@@ -116,18 +116,17 @@ pub fn sip_parse(mangled: &str) -> usize {
 pub struct ListSizes(Vec<usize>);
 
 impl ListSizes {
-    /// The non-empty item lists of `sig` and the dims of its buffers of a
-    /// rank above six (the ones kept out of place).
+    /// The one list of both sides' items of `sig` (when not empty) and the
+    /// dims of its buffers of a rank above six (the ones kept out of place).
     pub fn of_raw(sig: &RawSignature) -> Self {
+        let (inputs, results) = (sig.inputs(), sig.results());
         let mut out = Vec::new();
-        for items in [&sig.inputs, &sig.results] {
-            out.extend((!items.is_empty()).then_some(size_of_val(items.as_slice())));
-            for t in items.iter() {
-                if let fnabi_abi::RawType::Buffer(b) = t
-                    && b.dims().len() > 6
-                {
-                    out.push(size_of_val(b.dims()));
-                }
+        out.extend((!inputs.is_empty() || !results.is_empty()).then_some(size_of_val(inputs) + size_of_val(results)));
+        for t in inputs.iter().chain(results) {
+            if let fnabi_abi::RawType::Buffer(b) = t
+                && b.dims().len() > 6
+            {
+                out.push(size_of_val(b.dims()));
             }
         }
         ListSizes(out)
