@@ -317,6 +317,20 @@ fn allocations_of_compiled_code_are_bounded() {
         err,
         "fnabi: error: @outer: memory exhausted: the compiled code asked for 80000000064 bytes, which the allocator could not give\n"
     );
+    // The same null without runtime checks: abort, with the reason.
+    let out = Command::new("sh")
+        .args(["-c", &format!("{script} --no-runtime-verification"), env!("CARGO_BIN_EXE_fnabi")])
+        .env("FNABI_MAX_ARRAY_BYTES", "1T")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.signal(), Some(6), "{err}");
+    assert!(
+        err.contains(
+            "fnabi: memory exhausted: the compiled code asked for 80000000064 bytes, which the allocator could not give"
+        ),
+        "{err}"
+    );
     // A module with an allocator of its own keeps it (fnabi's glue beside
     // it was a second `malloc`: the link failed).
     let dir = common::Scratch::new("hardening-own-allocator");
