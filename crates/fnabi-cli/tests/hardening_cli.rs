@@ -305,26 +305,24 @@ fn allocations_of_compiled_code_are_bounded() {
     );
     // Within the limit, more than the allocator can give (an address space
     // of 4 GiB; the request is 80 GB): the allocator's null is the error.
-    let script = format!("ulimit -v 4194304 && exec \"$0\" run '{m}' -i 100000xf32=1 -i 200000xf32=1");
-    let out = Command::new("sh")
-        .args(["-c", &script, env!("CARGO_BIN_EXE_fnabi")])
-        .env("FNABI_MAX_ARRAY_BYTES", "1T")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let in_4_gib = |extra: &str| {
+        let script = format!("ulimit -v 4194304 && exec \"$0\" run '{m}' -i 100000xf32=1 -i 200000xf32=1 {extra}");
+        let out = Command::new("sh")
+            .args(["-c", &script, env!("CARGO_BIN_EXE_fnabi")])
+            .env("FNABI_MAX_ARRAY_BYTES", "1T")
+            .output()
+            .unwrap();
+        (out.status, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (status, err) = in_4_gib("");
+    assert_eq!(status.code(), Some(1), "{err}");
     assert_eq!(
         err,
         "fnabi: error: @outer: memory exhausted: the compiled code asked for 80000000064 bytes, which the allocator could not give\n"
     );
     // The same null without runtime checks: abort, with the reason.
-    let out = Command::new("sh")
-        .args(["-c", &format!("{script} --no-runtime-verification"), env!("CARGO_BIN_EXE_fnabi")])
-        .env("FNABI_MAX_ARRAY_BYTES", "1T")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.signal(), Some(6), "{err}");
+    let (status, err) = in_4_gib("--no-runtime-verification");
+    assert_eq!(status.signal(), Some(6), "{err}");
     assert!(
         err.contains(
             "fnabi: memory exhausted: the compiled code asked for 80000000064 bytes, which the allocator could not give"
