@@ -2,7 +2,6 @@
 
 use super::{BufferType, Dim, DimOrder, Dims, INLINE_DIMS, RawType};
 use crate::error::{ParseError, ParseErrorKind};
-use crate::limits::cautious_capacity;
 use crate::mangle::{
     Component, SignatureParser, component_at, input_and_result_spans, is_integer_tag, is_span_tag, short_integer,
     short_span,
@@ -434,21 +433,11 @@ impl<'a> RawTypeReader<'a> {
         Some(item)
     }
 
-    /// Reads every remaining item into owned types: one allocation for the
-    /// list (sized by a count of the items first), none for a buffer of
-    /// rank up to 6, one exact-size slice for a higher rank. (The count
-    /// stops at an item it cannot skip quickly, e.g. a span length of more
-    /// than 18 digits: it is then too low, and the list grows as items are
-    /// read; every item is read either way.)
-    #[inline(always)]
-    pub fn collect_owned(self) -> Result<Vec<RawType>, ParseError> {
-        let mut out = Vec::with_capacity(cautious_capacity::<RawType>(self.count_quickly()));
-        self.collect_into(&mut out)?;
-        Ok(out)
-    }
-
-    /// How many items remain, counted without checking them (too low past
-    /// an item the count cannot skip quickly; see [`collect_owned`](Self::collect_owned)).
+    /// How many items remain, counted without checking them, to size the
+    /// owned list before [`collect_into`](Self::collect_into) reads them.
+    /// The count stops at an item it cannot skip quickly, e.g. a span
+    /// length of more than 18 digits: it is then too low, and the list
+    /// grows as items are read; every item is read either way.
     #[inline(always)]
     pub(super) fn count_quickly(&self) -> usize {
         if self.pos == self.bytes.len() {
@@ -457,8 +446,9 @@ impl<'a> RawTypeReader<'a> {
         SignatureParser::new(&self.bytes[self.pos..]).count_tags(|_| true)
     }
 
-    /// Reads every remaining item onto the end of `out` (see
-    /// [`collect_owned`](Self::collect_owned)).
+    /// Reads every remaining item into owned types at the end of `out`: no
+    /// allocation for a buffer of rank up to 6, one exact-size slice for a
+    /// higher rank.
     ///
     /// Always inlined: out of line, the list came back through memory and
     /// `RawSignature::parse` moved it with wide loads over the word stores
