@@ -659,8 +659,6 @@ fn async_runtime_library(t: &Toolchain) -> Result<PathBuf, MlirError> {
     })
 }
 
-/// The pass (`--convert-vector-to-llvm`) that should lower ops of `dialect`,
-/// when the pipeline has one.
 /// The dialects of IREE's input and internal IR, which MLIR's own tools do
 /// not register.
 const IREE_DIALECTS: [&str; 13] = [
@@ -679,6 +677,8 @@ const IREE_DIALECTS: [&str; 13] = [
     "iree_tensor_ext",
 ];
 
+/// The pass (`--convert-vector-to-llvm`) that should lower ops of `dialect`,
+/// when the pipeline has one.
 fn lowering_pass(dialect: &str) -> Option<&'static str> {
     Some(match dialect {
         "tensor" | "bufferization" => "one-shot-bufferize",
