@@ -7,7 +7,11 @@
 //! `fnabi/dict8`: a whole structured call through [`fnabi::Function`] — a
 //! dict of 8 `f32[4]` arrays flattened by the function's `sip` signature
 //! into 8 descriptors, the call, and the one callee-allocated result array
-//! adopted (and freed when dropped) — with a prepared call.
+//! adopted (and freed when dropped) — with a prepared call;
+//! `direct/dict8`, its anchor in the same run: `_mlir_ciface_dict8` of the
+//! same source called through a typed function pointer with 8 prebuilt
+//! descriptors, and its result freed (what the structured call adds is
+//! the difference).
 //!
 //! `cargo bench -p fnabi --bench call -- --warm-up-time 1 --measurement-time 3`
 
@@ -48,8 +52,53 @@ fn bench(c: &mut Criterion) {
     assert_eq!(p.call(&mut [Arg::Array(&x)]).unwrap().scalar(0), Some(fnabi::mlir::Scalar::F32(7.0)));
 }
 
+unsafe extern "C" {
+    fn free(p: *mut std::ffi::c_void);
+}
+
 fn bench_dict8(c: &mut Criterion) {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mlir/sip_dict8.mlir");
+    {
+        // SAFETY: dict8 only reads its arguments and returns fresh memory.
+        let lib = unsafe { MlirLibrary::compile(&std::fs::read_to_string(path).unwrap()) }.unwrap();
+        let f = lib.function("dict8").unwrap();
+        let ks: Vec<Array<'static>> = (0..8).map(|k| Array::from_vec(&[4], vec![k as f32; 4]).unwrap()).collect();
+        let d: Vec<MemRefDescriptor<f32, 1>> = ks.iter().map(|a| MemRefDescriptor::from_array(a).unwrap()).collect();
+        type Desc = *const MemRefDescriptor<f32, 1>;
+        // SAFETY: the symbol is `void _mlir_ciface_dict8(MemRef1Df32 *out,
+        // MemRef1Df32 *k0, …, MemRef1Df32 *k7)`.
+        let direct: unsafe extern "C" fn(
+            *mut MemRefDescriptor<f32, 1>,
+            Desc,
+            Desc,
+            Desc,
+            Desc,
+            Desc,
+            Desc,
+            Desc,
+            Desc,
+        ) = unsafe { std::mem::transmute(f.symbol_address()) };
+        let mut out = MemRefDescriptor::<f32, 1> {
+            allocated: std::ptr::null_mut(),
+            aligned: std::ptr::null_mut(),
+            offset: 0,
+            sizes: [0],
+            strides: [0],
+        };
+        let mut call = || {
+            // SAFETY: the descriptors describe `ks`, alive for the whole
+            // benchmark; the result was allocated by the module's `malloc`
+            // (the C library's), freed once here.
+            unsafe {
+                direct(&mut out, &d[0], &d[1], &d[2], &d[3], &d[4], &d[5], &d[6], &d[7]);
+                let sum = *out.aligned.add(3);
+                free(out.allocated.cast());
+                sum
+            }
+        };
+        assert_eq!(call(), 28.0);
+        c.bench_function("direct/dict8", |b| b.iter(|| black_box(call())));
+    }
     // SAFETY: dict8 only reads its arguments and returns fresh memory.
     let module = unsafe { fnabi::mlir::MlirModule::load(path) }.unwrap();
     let f = module.function("dict8").unwrap();
