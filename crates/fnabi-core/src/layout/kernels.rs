@@ -802,9 +802,7 @@ unsafe fn transpose_u32_avx512(t: &Tile, src: *const u8, dst: *mut u8, nt: bool)
 }
 
 /// 4-byte transpose with AVX (CPUs without AVX-512): 16×16 tiles, each
-/// made of four 8×8 in-register transposes, walked in row order (streamed:
-/// on the diagonals of `transpose_u32_avx512`), the source of the tile two
-/// steps ahead prefetched. A tile reads its 16 source lines 8 at a time,
+/// made of four 8×8 in-register transposes, on the walk of `avx_walk`. A tile reads its 16 source lines 8 at a time,
 /// each whole (both halves right after each other, while the 8 lines that
 /// share an L1 set are still there), and writes its 16 destination lines
 /// whole, from a staging copy on the stack (two adjacent 32-byte stores per
@@ -847,41 +845,120 @@ unsafe fn transpose_u32_avx(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
         // aligned rows (checked above).
         unsafe { store_lines_avx(dst.offset(p as isize * t.dst_p + q as isize * 4), t.dst_p, &out, nt) };
     };
+    // SAFETY: the source part of the caller contract.
+    unsafe { avx_walk(t, src, 4, 16, nt, tile) };
+    // SAFETY: caller contract.
+    unsafe { ragged_edges::<u32>(t, src, dst, p16, q16) };
+}
+
+/// Calls `tile(p, q)` for each `edge`×`edge` tile of `es`-byte elements of
+/// `t` (its whole tiles), in the order of the AVX kernels, prefetching the
+/// source of the tile two steps ahead.
+///
+/// Streamed (an output too large for the caches): the diagonal walk (4096²
+/// f32 on an AMD EPYC without AVX-512, % of memcpy: 15 with SSE tiles; 20–23
+/// in row order, 23–25 on diagonals, 38–41 with the prefetch; 1 or 4 steps
+/// ahead, super-blocks of 8 or 32 tiles: less). In cache: row order, which
+/// that CPU's prefetchers follow where its L2 (512 KiB) is too small for the
+/// problem (1024² f32: 31–38 with SSE tiles; 18 on diagonals, 31–40 in row
+/// order, 56–66 with the prefetch, 3 steps ahead the same; storing 8 lines
+/// at a time as `InterleavedStores` does measured no better there).
+///
+/// # Safety
+/// The source part of the caller contract of `transpose_scalar`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn avx_walk(t: &Tile, src: *const u8, es: usize, edge: usize, nt: bool, mut tile: impl FnMut(usize, usize)) {
+    let (pe, qe) = (t.p / edge * edge, t.q / edge * edge);
     if nt {
-        // Streamed (an output too large for the caches): the diagonal walk,
-        // prefetching the source of the tile two steps down the diagonal
-        // (4096² on an AMD EPYC without AVX-512, % of memcpy: 15 with SSE
-        // tiles; here 20–23 in row order, 23–25 on diagonals, 38–41 with
-        // the prefetch; 1 or 4 steps ahead, super-blocks of 8 or 32 tiles:
-        // less).
-        diagonal_tiles(p16 / 16, q16 / 16, 16, AVX_SUPER_NT, |p, q| {
-            if p + 47 < t.p && q + 47 < t.q {
+        diagonal_tiles(pe / edge, qe / edge, edge, AVX_SUPER_NT, |p, q| {
+            if p + 3 * edge <= t.p && q + 3 * edge <= t.q {
                 // SAFETY: the tile two steps down this diagonal is in the
                 // source (checked just above).
-                unsafe { prefetch_lines(src.offset((p + 32) as isize * 4 + (q + 32) as isize * t.src_q), t.src_q, 16) };
+                unsafe {
+                    let ahead = src.offset(((p + 2 * edge) * es) as isize + (q + 2 * edge) as isize * t.src_q);
+                    prefetch_lines(ahead, t.src_q, edge);
+                }
             }
             tile(p, q)
         });
     } else {
-        // Row order, prefetching the source of the tile two steps along the
-        // row: where the L2 is too small for the problem (1024² on that
-        // CPU, 512 KiB of L2), % of memcpy: 31–38 with SSE tiles; here
-        // 18 on diagonals, 31–40 in row order, 56–66 with the prefetch
-        // (3 steps ahead: the same). Storing 8 lines at a time as
-        // `InterleavedStores` does measured no better there: not kept.
-        for p in (0..p16).step_by(16) {
-            for q in (0..q16).step_by(16) {
-                if q + 47 < t.q {
+        for p in (0..pe).step_by(edge) {
+            for q in (0..qe).step_by(edge) {
+                if q + 3 * edge <= t.q {
                     // SAFETY: the tile two steps along this row is in the
                     // source (checked just above).
-                    unsafe { prefetch_lines(src.offset(p as isize * 4 + (q + 32) as isize * t.src_q), t.src_q, 16) };
+                    unsafe {
+                        prefetch_lines(src.offset((p * es) as isize + (q + 2 * edge) as isize * t.src_q), t.src_q, edge)
+                    };
                 }
                 tile(p, q);
             }
         }
     }
+}
+
+/// 8-byte transpose with AVX (CPUs without AVX-512): 8×8 tiles, each made
+/// of four 4×4 in-register transposes, on the walk and with the whole-line
+/// reads and writes of `transpose_u32_avx`.
+///
+/// # Safety
+/// As `transpose_scalar`, and the CPU must support AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn transpose_u64_avx(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
+    use std::arch::x86_64::*;
+    let nt = streams(nt, dst, t, 32);
+    let (p8, q8) = (t.p & !7, t.q & !7);
+    let tile = |p: usize, q: usize| {
+        // Destination row p + i: elements q .. q + 4 in [i][0], the next 4 in [i][1].
+        let mut out = [[_mm256_setzero_ps(); 2]; 8];
+        // `h` picks the source rows (q + 4h ..) and the half of each
+        // destination line they fill.
+        #[allow(clippy::needless_range_loop)]
+        for h in 0..2 {
+            for half in 0..2 {
+                // SAFETY: p + 7 < t.p and q + 7 < t.q: all 64 elements are
+                // in the problem (caller contract); AVX is enabled.
+                let mut r = unsafe {
+                    let s = src.offset((p + 4 * half) as isize * 8 + (q + 4 * h) as isize * t.src_q);
+                    let mut r = [_mm256_setzero_pd(); 4];
+                    for (i, v) in r.iter_mut().enumerate() {
+                        *v = _mm256_loadu_pd(s.offset(i as isize * t.src_q).cast());
+                    }
+                    r
+                };
+                transpose4x4_pd(&mut r);
+                for (i, v) in r.into_iter().enumerate() {
+                    out[4 * half + i][h] = _mm256_castpd_ps(v);
+                }
+            }
+        }
+        // SAFETY: destination rows p .. p + 8, elements q .. q + 8 are in
+        // the problem (caller contract); streaming stores only to 32-byte
+        // aligned rows (checked above).
+        unsafe { store_lines_avx(dst.offset(p as isize * t.dst_p + q as isize * 8), t.dst_p, &out, nt) };
+    };
+    // SAFETY: the source part of the caller contract.
+    unsafe { avx_walk(t, src, 8, 8, nt, tile) };
     // SAFETY: caller contract.
-    unsafe { ragged_edges::<u32>(t, src, dst, p16, q16) };
+    unsafe { ragged_edges::<u64>(t, src, dst, p8, q8) };
+}
+
+/// Transposes 4 rows of 4 doubles in place (row `i` becomes column `i`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+#[inline]
+fn transpose4x4_pd(r: &mut [std::arch::x86_64::__m256d; 4]) {
+    use std::arch::x86_64::*;
+    let t0 = _mm256_unpacklo_pd(r[0], r[1]);
+    let t1 = _mm256_unpackhi_pd(r[0], r[1]);
+    let t2 = _mm256_unpacklo_pd(r[2], r[3]);
+    let t3 = _mm256_unpackhi_pd(r[2], r[3]);
+    r[0] = _mm256_permute2f128_pd::<0x20>(t0, t2);
+    r[1] = _mm256_permute2f128_pd::<0x20>(t1, t3);
+    r[2] = _mm256_permute2f128_pd::<0x31>(t0, t2);
+    r[3] = _mm256_permute2f128_pd::<0x31>(t1, t3);
 }
 
 /// Stores `lines` (each two halves of one 64-byte destination line) to
@@ -1140,6 +1217,12 @@ unsafe fn transpose_u64(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
         return;
     }
     #[cfg(target_arch = "x86_64")]
+    if t.p >= 8 && t.q >= 8 && std::arch::is_x86_feature_detected!("avx") {
+        // SAFETY: the CPU has AVX (checked above); caller contract.
+        unsafe { transpose_u64_avx(t, src, dst, nt) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
         let nt = streams(nt, dst, t, 16);
@@ -1190,47 +1273,61 @@ unsafe fn transpose_u64(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
 mod tests {
     use super::lines_per_l1_set;
 
-    /// The AVX kernel against the element-wise transpose, called directly
-    /// (a CPU with AVX-512 never reaches it through `transpose_u32`): sizes
-    /// around whole tiles, padded and negative pitches, ordinary and
-    /// streaming stores. Fails when the CPU has no AVX, saying so.
+    /// An AVX kernel for `T` against the element-wise transpose, called
+    /// directly (a CPU with AVX-512 never reaches it through the dispatch):
+    /// sizes around whole tiles, padded and negative pitches, ordinary and
+    /// streaming stores.
     #[cfg(target_arch = "x86_64")]
-    #[test]
-    fn avx_transpose_matches_scalar() {
-        use super::{Tile, transpose_scalar, transpose_u32_avx};
-        assert!(std::arch::is_x86_feature_detected!("avx"), "this test needs a CPU with AVX");
-        for (p, q, pad) in [(16, 16, 0), (17, 33, 0), (48, 16, 8), (31, 47, 3), (64, 80, 16), (35, 64, 0)] {
+    fn check_avx_kernel<T: Copy + PartialEq + std::fmt::Debug + From<u32>>(
+        kernel: unsafe fn(&super::Tile, *const u8, *mut u8, bool),
+    ) {
+        use super::{Tile, transpose_scalar};
+        let es = size_of::<T>();
+        for (p, q, pad) in [(16, 16, 0), (8, 8, 0), (17, 33, 0), (48, 16, 8), (31, 47, 3), (64, 80, 16), (35, 64, 0)] {
             for nt in [false, true] {
                 for reversed in [false, true] {
                     // Source: q rows of p + pad elements (row i at i·src_q);
                     // destination: p rows of q + pad, reversed when asked.
-                    let src: Vec<u32> = (0..q * (p + pad)).map(|v| v as u32 * 7 + 1).collect();
-                    let src_q = ((p + pad) * 4) as isize;
-                    let dst_pitch = ((q + pad) * 4) as isize;
-                    // 32-byte alignment, so that streaming stores may run.
-                    let mut want = vec![0u32; p * (q + pad) + 8];
-                    let mut got = vec![0u32; p * (q + pad) + 8];
+                    let src: Vec<T> = (0..q * (p + pad)).map(|v| T::from(v as u32 * 7 + 1)).collect();
+                    let src_q = ((p + pad) * es) as isize;
+                    let dst_pitch = ((q + pad) * es) as isize;
                     let n = p * (q + pad);
-                    let skip = |v: &Vec<u32>| (v.as_ptr() as usize).wrapping_neg() % 32 / 4;
+                    // Room to start 32-byte aligned, so that streaming stores may run.
+                    let mut want = vec![T::from(0); n + 32 / es];
+                    let mut got = want.clone();
+                    let skip = |v: &Vec<T>| (v.as_ptr() as usize).wrapping_neg() % 32 / es;
                     let (sw, sg) = (skip(&want), skip(&got));
-                    let first_row = |v: &mut [u32]| {
+                    let first_row = |v: &mut [T]| {
                         let base = v.as_mut_ptr().cast::<u8>();
                         if reversed { base.wrapping_offset((p as isize - 1) * dst_pitch) } else { base }
                     };
                     let t = Tile { p, q, src_q, dst_p: if reversed { -dst_pitch } else { dst_pitch } };
                     let (w, g) = (first_row(&mut want[sw..sw + n]), first_row(&mut got[sg..sg + n]));
                     // SAFETY: every (p, q) element of `t` is inside `src`
-                    // and the two destinations; the CPU has AVX (checked).
+                    // and the two destinations; the CPU has AVX (checked by
+                    // the callers).
                     unsafe {
-                        transpose_scalar::<u32>(&t, src.as_ptr().cast(), w);
-                        transpose_u32_avx(&t, src.as_ptr().cast(), g, nt);
+                        transpose_scalar::<T>(&t, src.as_ptr().cast(), w);
+                        kernel(&t, src.as_ptr().cast(), g, nt);
                     }
                     let (want, got) = (&want[sw..sw + n], &got[sg..sg + n]);
                     assert_eq!(got, want, "{p}×{q}, pad {pad}, nt {nt}, reversed {reversed}");
-                    assert_eq!(want.iter().filter(|&&v| v != 0).count(), p * q);
+                    assert_eq!(want.iter().filter(|&&v| v != T::from(0)).count(), p * q);
                 }
             }
         }
+    }
+
+    /// The AVX kernels of 4- and 8-byte elements (fails when the CPU has no
+    /// AVX, saying so).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx_transposes_match_scalar() {
+        assert!(std::arch::is_x86_feature_detected!("avx"), "this test needs a CPU with AVX");
+        // SAFETY (both): the CPU has AVX (checked above); the rest is the
+        // kernels' caller contract, which `check_avx_kernel` keeps.
+        check_avx_kernel::<u32>(|t, s, d, nt| unsafe { super::transpose_u32_avx(t, s, d, nt) });
+        check_avx_kernel::<u64>(|t, s, d, nt| unsafe { super::transpose_u64_avx(t, s, d, nt) });
     }
 
     #[test]
