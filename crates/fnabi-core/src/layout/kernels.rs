@@ -659,9 +659,9 @@ fn transpose16x16_u16_pairs(r: &mut [std::arch::x86_64::__m512i; 16]) {
     }
 }
 
-/// 4-byte transpose: AVX-512 or AVX kernels where the CPU has them, else
-/// tiles of 4×4 SSE in-register transposes; streaming
-/// stores when `nt` and the destination rows are 16-byte aligned.
+/// 4-byte transpose: the AVX-512 or AVX kernel where the CPU has it, else
+/// tiles of 4×4 SSE in-register transposes; streaming stores when `nt`
+/// and the destination rows are 16-byte aligned.
 ///
 /// # Safety
 /// As `transpose_scalar`.
@@ -802,11 +802,12 @@ unsafe fn transpose_u32_avx512(t: &Tile, src: *const u8, dst: *mut u8, nt: bool)
 }
 
 /// 4-byte transpose with AVX (CPUs without AVX-512): 16×16 tiles, each
-/// made of four 8×8 in-register transposes, on the walk of `avx_walk`. A tile reads its 16 source lines 8 at a time,
-/// each whole (both halves right after each other, while the 8 lines that
-/// share an L1 set are still there), and writes its 16 destination lines
-/// whole, from a staging copy on the stack (two adjacent 32-byte stores per
-/// line: a full line for the write-combining buffers when streaming).
+/// made of four 8×8 in-register transposes, on the walk of `avx_walk`. A
+/// tile reads its 16 source lines 8 at a time, each whole (both halves
+/// right after each other, while the 8 lines that share an L1 set are still
+/// there), and writes its 16 destination lines whole, from a staging copy
+/// on the stack (two adjacent 32-byte stores per line: a full line for the
+/// write-combining buffers when streaming).
 ///
 /// # Safety
 /// As `transpose_scalar`, and the CPU must support AVX.
