@@ -1206,7 +1206,8 @@ fn transpose16(r: &mut [std::arch::x86_64::__m512; 16]) {
 }
 
 /// 8-byte transpose: 8×8 AVX-512 in-register transposes when the CPU has
-/// AVX-512F, else tiles of 2×2 SSE2 in-register transposes.
+/// AVX-512F, else 4×4 AVX ones (`transpose_u64_avx`) when it has AVX,
+/// else tiles of 2×2 SSE2 in-register transposes.
 ///
 /// # Safety
 /// As `transpose_scalar`.
