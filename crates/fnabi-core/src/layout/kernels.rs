@@ -518,6 +518,7 @@ fn transpose16x16_u8_lanes(r: &mut [std::arch::x86_64::__m512i; 16]) {
 }
 
 /// 2-byte transpose: 32×32 AVX-512BW blocks when the CPU has them, else
+/// 32×32 AVX2 ones (`transpose_u16_avx2`) when it has AVX2, else
 /// cache-blocked scalar tiles.
 ///
 /// # Safety
@@ -527,6 +528,12 @@ unsafe fn transpose_u16(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
     if avx512bw_blocks(t, 32) {
         // SAFETY: the CPU has AVX-512F and BW (checked above); caller contract.
         unsafe { transpose_u16_avx512(t, src, dst, nt) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if t.p >= 32 && t.q >= 32 && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked above); caller contract.
+        unsafe { transpose_u16_avx2(t, src, dst, nt) };
         return;
     }
     let _ = nt;
@@ -946,6 +953,97 @@ unsafe fn transpose_u64_avx(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
     unsafe { ragged_edges::<u64>(t, src, dst, p8, q8) };
 }
 
+/// 2-byte transpose with AVX2 (CPUs without AVX-512): 32×32 tiles, each
+/// made of four 16×16 in-register transposes, on the walk and with the
+/// whole-line reads and writes of `transpose_u32_avx`.
+///
+/// # Safety
+/// As `transpose_scalar`, and the CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn transpose_u16_avx2(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
+    use std::arch::x86_64::*;
+    let nt = streams(nt, dst, t, 32);
+    let (p32, q32) = (t.p & !31, t.q & !31);
+    let tile = |p: usize, q: usize| {
+        // Destination row p + i: elements q .. q + 16 in [i][0], the next 16 in [i][1].
+        let mut out = [[_mm256_setzero_ps(); 2]; 32];
+        // `h` picks the source rows (q + 16h ..) and the half of each
+        // destination line they fill.
+        #[allow(clippy::needless_range_loop)]
+        for h in 0..2 {
+            for half in 0..2 {
+                // SAFETY: p + 31 < t.p and q + 31 < t.q: all 1024 elements
+                // are in the problem (caller contract); AVX2 is enabled.
+                let mut r = unsafe {
+                    let s = src.offset((p + 16 * half) as isize * 2 + (q + 16 * h) as isize * t.src_q);
+                    let mut r = [_mm256_setzero_si256(); 16];
+                    for (i, v) in r.iter_mut().enumerate() {
+                        *v = _mm256_loadu_si256(s.offset(i as isize * t.src_q).cast());
+                    }
+                    r
+                };
+                transpose16x16_epi16(&mut r);
+                for (i, v) in r.into_iter().enumerate() {
+                    out[16 * half + i][h] = _mm256_castsi256_ps(v);
+                }
+            }
+        }
+        // SAFETY: destination rows p .. p + 32, elements q .. q + 32 are in
+        // the problem (caller contract); streaming stores only to 32-byte
+        // aligned rows (checked above).
+        unsafe { store_lines_avx(dst.offset(p as isize * t.dst_p + q as isize * 2), t.dst_p, &out, nt) };
+    };
+    // SAFETY: the source part of the caller contract.
+    unsafe { avx_walk(t, src, 2, 32, nt, tile) };
+    // SAFETY: caller contract.
+    unsafe { ragged_edges::<u16>(t, src, dst, p32, q32) };
+}
+
+/// Transposes 16 rows of 16 two-byte elements in place (row `i` becomes
+/// column `i`): an 8×8 transpose inside each 128-bit lane for rows 0–7 and
+/// for rows 8–15, then their lanes joined.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn transpose16x16_epi16(r: &mut [std::arch::x86_64::__m256i; 16]) {
+    use std::arch::x86_64::*;
+    // Rows 8g .. 8g + 8: afterwards `c[g][k]` holds column k of those rows
+    // in its low lane and column k + 8 in its high lane.
+    let mut c = [[_mm256_setzero_si256(); 8]; 2];
+    for (g, cols) in c.iter_mut().enumerate() {
+        let x = &r[8 * g..8 * g + 8];
+        let s = [
+            _mm256_unpacklo_epi16(x[0], x[1]),
+            _mm256_unpackhi_epi16(x[0], x[1]),
+            _mm256_unpacklo_epi16(x[2], x[3]),
+            _mm256_unpackhi_epi16(x[2], x[3]),
+            _mm256_unpacklo_epi16(x[4], x[5]),
+            _mm256_unpackhi_epi16(x[4], x[5]),
+            _mm256_unpacklo_epi16(x[6], x[7]),
+            _mm256_unpackhi_epi16(x[6], x[7]),
+        ];
+        let u = [
+            _mm256_unpacklo_epi32(s[0], s[2]),
+            _mm256_unpackhi_epi32(s[0], s[2]),
+            _mm256_unpacklo_epi32(s[1], s[3]),
+            _mm256_unpackhi_epi32(s[1], s[3]),
+            _mm256_unpacklo_epi32(s[4], s[6]),
+            _mm256_unpackhi_epi32(s[4], s[6]),
+            _mm256_unpacklo_epi32(s[5], s[7]),
+            _mm256_unpackhi_epi32(s[5], s[7]),
+        ];
+        for k in 0..4 {
+            cols[2 * k] = _mm256_unpacklo_epi64(u[k], u[k + 4]);
+            cols[2 * k + 1] = _mm256_unpackhi_epi64(u[k], u[k + 4]);
+        }
+    }
+    for k in 0..8 {
+        r[k] = _mm256_permute2x128_si256::<0x20>(c[0][k], c[1][k]);
+        r[k + 8] = _mm256_permute2x128_si256::<0x31>(c[0][k], c[1][k]);
+    }
+}
+
 /// Transposes 4 rows of 4 doubles in place (row `i` becomes column `i`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx")]
@@ -1280,17 +1378,28 @@ mod tests {
     /// sizes around whole tiles, padded and negative pitches, ordinary and
     /// streaming stores.
     #[cfg(target_arch = "x86_64")]
-    fn check_avx_kernel<T: Copy + PartialEq + std::fmt::Debug + From<u32>>(
+    fn check_avx_kernel<T: Copy + PartialEq + std::fmt::Debug + From<u16>>(
         kernel: unsafe fn(&super::Tile, *const u8, *mut u8, bool),
     ) {
         use super::{Tile, transpose_scalar};
         let es = size_of::<T>();
-        for (p, q, pad) in [(16, 16, 0), (8, 8, 0), (17, 33, 0), (48, 16, 8), (31, 47, 3), (64, 80, 16), (35, 64, 0)] {
+        for (p, q, pad) in [
+            (16, 16, 0),
+            (8, 8, 0),
+            (17, 33, 0),
+            (48, 16, 8),
+            (31, 47, 3),
+            (64, 80, 16),
+            (35, 64, 0),
+            (33, 97, 5),
+            (96, 40, 0),
+        ] {
             for nt in [false, true] {
                 for reversed in [false, true] {
                     // Source: q rows of p + pad elements (row i at i·src_q);
                     // destination: p rows of q + pad, reversed when asked.
-                    let src: Vec<T> = (0..q * (p + pad)).map(|v| T::from(v as u32 * 7 + 1)).collect();
+                    // (Under 2^16: at most 97·45·7 + 1.)
+                    let src: Vec<T> = (0..q * (p + pad)).map(|v| T::from((v * 7 + 1) as u16)).collect();
                     let src_q = ((p + pad) * es) as isize;
                     let dst_pitch = ((q + pad) * es) as isize;
                     let n = p * (q + pad);
@@ -1320,8 +1429,8 @@ mod tests {
         }
     }
 
-    /// The AVX kernels of 4- and 8-byte elements (fails when the CPU has no
-    /// AVX, saying so).
+    /// The AVX kernels of 4- and 8-byte elements and the AVX2 kernel of
+    /// 2-byte ones (fails when the CPU has no AVX2, saying so).
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn avx_transposes_match_scalar() {
@@ -1330,6 +1439,9 @@ mod tests {
         // kernels' caller contract, which `check_avx_kernel` keeps.
         check_avx_kernel::<u32>(|t, s, d, nt| unsafe { super::transpose_u32_avx(t, s, d, nt) });
         check_avx_kernel::<u64>(|t, s, d, nt| unsafe { super::transpose_u64_avx(t, s, d, nt) });
+        assert!(std::arch::is_x86_feature_detected!("avx2"), "this test needs a CPU with AVX2");
+        // SAFETY: as above, with AVX2 (checked).
+        check_avx_kernel::<u16>(|t, s, d, nt| unsafe { super::transpose_u16_avx2(t, s, d, nt) });
     }
 
     #[test]
