@@ -823,40 +823,69 @@ unsafe fn transpose_u32_avx512(t: &Tile, src: *const u8, dst: *mut u8, nt: bool)
 unsafe fn transpose_u32_avx(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
     use std::arch::x86_64::*;
     let nt = streams(nt, dst, t, 32);
-    let (p16, q16) = (t.p & !15, t.q & !15);
     let tile = |p: usize, q: usize| {
-        // Destination row p + i: columns q .. q + 8 in [i][0], the next 8 in [i][1].
         let mut out = [[_mm256_setzero_ps(); 2]; 16];
-        // `h` picks the source rows (q + 8h ..) and the half of each
-        // destination line they fill.
-        #[allow(clippy::needless_range_loop)]
-        for h in 0..2 {
-            for half in 0..2 {
-                // SAFETY: p + 15 < t.p and q + 15 < t.q: all 256 elements
-                // are in the problem (caller contract); AVX is enabled.
-                let mut r = unsafe {
-                    let s = src.offset((p + 8 * half) as isize * 4 + (q + 8 * h) as isize * t.src_q);
-                    let mut r = [_mm256_setzero_ps(); 8];
-                    for (i, v) in r.iter_mut().enumerate() {
-                        *v = _mm256_loadu_ps(s.offset(i as isize * t.src_q).cast());
-                    }
-                    r
-                };
-                transpose8x8(&mut r);
-                for (i, v) in r.into_iter().enumerate() {
-                    out[8 * half + i][h] = v;
-                }
-            }
-        }
-        // SAFETY: destination rows p .. p + 16, elements q .. q + 16 are in
-        // the problem (caller contract); streaming stores only to 32-byte
-        // aligned rows (checked above).
-        unsafe { store_lines_avx(dst.offset(p as isize * t.dst_p + q as isize * 4), t.dst_p, &out, nt) };
+        // SAFETY: the tile is in the problem (`avx_walk`); AVX is enabled.
+        unsafe {
+            line_tile(t, src, dst, nt, (p, q), &mut out, |s| _mm256_loadu_ps(s.cast()), |r| transpose8x8(r), |v| v)
+        };
     };
     // SAFETY: the source part of the caller contract.
     unsafe { avx_walk(t, src, 4, 16, nt, tile) };
     // SAFETY: caller contract.
-    unsafe { ragged_edges::<u32>(t, src, dst, p16, q16) };
+    unsafe { ragged_edges::<u32>(t, src, dst, t.p & !15, t.q & !15) };
+}
+
+/// One tile of the AVX kernels at source column `p`, row `q`: `2k`×`2k`
+/// elements (`k` = `V`'s lanes; a row of the tile is one 64-byte line), made
+/// of four `k`×`k` in-register transposes. It reads its `2k` source lines
+/// `k` at a time, each whole (both halves right after each other, while the
+/// `k` lines that may share an L1 set are still there), and writes its `2k`
+/// destination lines whole from `out`, a staging copy on the stack (two
+/// adjacent 32-byte stores per line: a full line for the write-combining
+/// buffers when streaming). `load` reads one vector, `transpose` turns `k`
+/// rows into `k` columns, `lines` views a vector as floats for the stores.
+///
+/// # Safety
+/// Source columns `p .. p + 2k` and rows `q .. q + 2k` and the destination
+/// lines they go to are in the problem (the caller contract of
+/// `transpose_scalar`); `out` has `2k` lines; streaming stores (`nt`) only to
+/// 32-byte aligned rows; the CPU has what `load` and `transpose` use.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn line_tile<V: Copy, const K: usize>(
+    t: &Tile,
+    src: *const u8,
+    dst: *mut u8,
+    nt: bool,
+    (p, q): (usize, usize),
+    out: &mut [[std::arch::x86_64::__m256; 2]],
+    load: impl Fn(*const u8) -> V,
+    transpose: impl Fn(&mut [V; K]),
+    lines: impl Fn(V) -> std::arch::x86_64::__m256,
+) {
+    let es = 32 / K;
+    debug_assert_eq!(out.len(), 2 * K);
+    // `h` picks the source rows (q + kh ..) and the half of each
+    // destination line they fill, `half` the source columns (p + k·half ..)
+    // and the destination rows.
+    #[allow(clippy::needless_range_loop)]
+    for h in 0..2 {
+        for half in 0..2 {
+            // SAFETY: caller contract (all 4k² elements are in the problem).
+            let s = unsafe { src.offset(((p + K * half) * es) as isize + (q + K * h) as isize * t.src_q) };
+            // SAFETY: as above: rows q + kh + i, i < k.
+            let mut r: [V; K] = std::array::from_fn(|i| load(unsafe { s.offset(i as isize * t.src_q) }));
+            transpose(&mut r);
+            for (i, v) in r.into_iter().enumerate() {
+                out[K * half + i][h] = lines(v);
+            }
+        }
+    }
+    // SAFETY: destination rows p .. p + 2k, elements q .. q + 2k are in the
+    // problem (caller contract); streaming only to aligned rows (likewise).
+    unsafe { store_lines_avx(dst.offset(p as isize * t.dst_p + (q * es) as isize), t.dst_p, out, nt) };
 }
 
 /// Calls `tile(p, q)` for each `edge`×`edge` tile of `es`-byte elements of
@@ -917,40 +946,27 @@ unsafe fn avx_walk(t: &Tile, src: *const u8, es: usize, edge: usize, nt: bool, m
 unsafe fn transpose_u64_avx(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
     use std::arch::x86_64::*;
     let nt = streams(nt, dst, t, 32);
-    let (p8, q8) = (t.p & !7, t.q & !7);
     let tile = |p: usize, q: usize| {
-        // Destination row p + i: elements q .. q + 4 in [i][0], the next 4 in [i][1].
         let mut out = [[_mm256_setzero_ps(); 2]; 8];
-        // `h` picks the source rows (q + 4h ..) and the half of each
-        // destination line they fill.
-        #[allow(clippy::needless_range_loop)]
-        for h in 0..2 {
-            for half in 0..2 {
-                // SAFETY: p + 7 < t.p and q + 7 < t.q: all 64 elements are
-                // in the problem (caller contract); AVX is enabled.
-                let mut r = unsafe {
-                    let s = src.offset((p + 4 * half) as isize * 8 + (q + 4 * h) as isize * t.src_q);
-                    let mut r = [_mm256_setzero_pd(); 4];
-                    for (i, v) in r.iter_mut().enumerate() {
-                        *v = _mm256_loadu_pd(s.offset(i as isize * t.src_q).cast());
-                    }
-                    r
-                };
-                transpose4x4_pd(&mut r);
-                for (i, v) in r.into_iter().enumerate() {
-                    out[4 * half + i][h] = _mm256_castpd_ps(v);
-                }
-            }
-        }
-        // SAFETY: destination rows p .. p + 8, elements q .. q + 8 are in
-        // the problem (caller contract); streaming stores only to 32-byte
-        // aligned rows (checked above).
-        unsafe { store_lines_avx(dst.offset(p as isize * t.dst_p + q as isize * 8), t.dst_p, &out, nt) };
+        // SAFETY: the tile is in the problem (`avx_walk`); AVX is enabled.
+        unsafe {
+            line_tile(
+                t,
+                src,
+                dst,
+                nt,
+                (p, q),
+                &mut out,
+                |s| _mm256_loadu_pd(s.cast()),
+                |r| transpose4x4_pd(r),
+                |v| _mm256_castpd_ps(v),
+            )
+        };
     };
     // SAFETY: the source part of the caller contract.
     unsafe { avx_walk(t, src, 8, 8, nt, tile) };
     // SAFETY: caller contract.
-    unsafe { ragged_edges::<u64>(t, src, dst, p8, q8) };
+    unsafe { ragged_edges::<u64>(t, src, dst, t.p & !7, t.q & !7) };
 }
 
 /// 2-byte transpose with AVX2 (CPUs without AVX-512): 32×32 tiles, each
@@ -964,40 +980,27 @@ unsafe fn transpose_u64_avx(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
 unsafe fn transpose_u16_avx2(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
     use std::arch::x86_64::*;
     let nt = streams(nt, dst, t, 32);
-    let (p32, q32) = (t.p & !31, t.q & !31);
     let tile = |p: usize, q: usize| {
-        // Destination row p + i: elements q .. q + 16 in [i][0], the next 16 in [i][1].
         let mut out = [[_mm256_setzero_ps(); 2]; 32];
-        // `h` picks the source rows (q + 16h ..) and the half of each
-        // destination line they fill.
-        #[allow(clippy::needless_range_loop)]
-        for h in 0..2 {
-            for half in 0..2 {
-                // SAFETY: p + 31 < t.p and q + 31 < t.q: all 1024 elements
-                // are in the problem (caller contract); AVX2 is enabled.
-                let mut r = unsafe {
-                    let s = src.offset((p + 16 * half) as isize * 2 + (q + 16 * h) as isize * t.src_q);
-                    let mut r = [_mm256_setzero_si256(); 16];
-                    for (i, v) in r.iter_mut().enumerate() {
-                        *v = _mm256_loadu_si256(s.offset(i as isize * t.src_q).cast());
-                    }
-                    r
-                };
-                transpose16x16_epi16(&mut r);
-                for (i, v) in r.into_iter().enumerate() {
-                    out[16 * half + i][h] = _mm256_castsi256_ps(v);
-                }
-            }
-        }
-        // SAFETY: destination rows p .. p + 32, elements q .. q + 32 are in
-        // the problem (caller contract); streaming stores only to 32-byte
-        // aligned rows (checked above).
-        unsafe { store_lines_avx(dst.offset(p as isize * t.dst_p + q as isize * 2), t.dst_p, &out, nt) };
+        // SAFETY: the tile is in the problem (`avx_walk`); AVX2 is enabled.
+        unsafe {
+            line_tile(
+                t,
+                src,
+                dst,
+                nt,
+                (p, q),
+                &mut out,
+                |s| _mm256_loadu_si256(s.cast()),
+                |r| transpose16x16_epi16(r),
+                |v| _mm256_castsi256_ps(v),
+            )
+        };
     };
     // SAFETY: the source part of the caller contract.
     unsafe { avx_walk(t, src, 2, 32, nt, tile) };
     // SAFETY: caller contract.
-    unsafe { ragged_edges::<u16>(t, src, dst, p32, q32) };
+    unsafe { ragged_edges::<u16>(t, src, dst, t.p & !31, t.q & !31) };
 }
 
 /// Transposes 16 rows of 16 two-byte elements in place (row `i` becomes
