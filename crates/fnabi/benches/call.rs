@@ -52,10 +52,6 @@ fn bench(c: &mut Criterion) {
     assert_eq!(p.call(&mut [Arg::Array(&x)]).unwrap().scalar(0), Some(fnabi::mlir::Scalar::F32(7.0)));
 }
 
-unsafe extern "C" {
-    fn free(p: *mut std::ffi::c_void);
-}
-
 fn bench_dict8(c: &mut Criterion) {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mlir/sip_dict8.mlir");
     {
@@ -92,7 +88,7 @@ fn bench_dict8(c: &mut Criterion) {
             unsafe {
                 direct(&mut out, &d[0], &d[1], &d[2], &d[3], &d[4], &d[5], &d[6], &d[7]);
                 let sum = *out.aligned.add(3);
-                free(out.allocated.cast());
+                libc::free(out.allocated.cast());
                 sum
             }
         };

@@ -831,7 +831,7 @@ unsafe fn transpose_u32_avx(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
         };
     };
     // SAFETY: the source part of the caller contract.
-    unsafe { avx_walk(t, src, 4, 16, nt, tile) };
+    unsafe { avx_walk(t, src, 16, nt, tile) };
     // SAFETY: caller contract.
     unsafe { ragged_edges::<u32>(t, src, dst, t.p & !15, t.q & !15) };
 }
@@ -891,9 +891,9 @@ unsafe fn line_tile<V: Copy, const K: usize>(
     unsafe { store_lines_avx(dst.offset(p as isize * t.dst_p + (q * es) as isize), t.dst_p, out, nt) };
 }
 
-/// Calls `tile(p, q)` for each `edge`×`edge` tile of `es`-byte elements of
-/// `t` (its whole tiles), in the order of the AVX kernels, prefetching the
-/// source of the tile two steps ahead.
+/// Calls `tile(p, q)` for each `edge`×`edge` tile of `t` (its whole tiles;
+/// `edge` elements fill one 64-byte line), in the order of the AVX kernels,
+/// prefetching the source of the tile two steps ahead.
 ///
 /// Streamed (an output too large for the caches): the diagonal walk (4096²
 /// f32 on an AMD EPYC without AVX-512, % of memcpy: 15 with SSE tiles; 20–23
@@ -908,7 +908,8 @@ unsafe fn line_tile<V: Copy, const K: usize>(
 /// The source part of the caller contract of `transpose_scalar`.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn avx_walk(t: &Tile, src: *const u8, es: usize, edge: usize, nt: bool, mut tile: impl FnMut(usize, usize)) {
+unsafe fn avx_walk(t: &Tile, src: *const u8, edge: usize, nt: bool, mut tile: impl FnMut(usize, usize)) {
+    let es = 64 / edge;
     let (pe, qe) = (t.p / edge * edge, t.q / edge * edge);
     if nt {
         diagonal_tiles(pe / edge, qe / edge, edge, AVX_SUPER_NT, |p, q| {
@@ -967,7 +968,7 @@ unsafe fn transpose_u64_avx(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
         };
     };
     // SAFETY: the source part of the caller contract.
-    unsafe { avx_walk(t, src, 8, 8, nt, tile) };
+    unsafe { avx_walk(t, src, 8, nt, tile) };
     // SAFETY: caller contract.
     unsafe { ragged_edges::<u64>(t, src, dst, t.p & !7, t.q & !7) };
 }
@@ -1001,7 +1002,7 @@ unsafe fn transpose_u16_avx2(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
         };
     };
     // SAFETY: the source part of the caller contract.
-    unsafe { avx_walk(t, src, 2, 32, nt, tile) };
+    unsafe { avx_walk(t, src, 32, nt, tile) };
     // SAFETY: caller contract.
     unsafe { ragged_edges::<u16>(t, src, dst, t.p & !31, t.q & !31) };
 }
