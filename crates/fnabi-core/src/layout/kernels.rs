@@ -398,6 +398,7 @@ fn avx512bw_blocks(t: &Tile, edge: usize) -> bool {
 }
 
 /// 1-byte transpose: 64×64 AVX-512BW blocks when the CPU has them, else
+/// 64×64 AVX2 ones (`transpose_u8_avx2`) when it has AVX2, else
 /// cache-blocked scalar tiles.
 ///
 /// # Safety
@@ -407,6 +408,12 @@ unsafe fn transpose_u8(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
     if avx512bw_blocks(t, 64) {
         // SAFETY: the CPU has AVX-512F and BW (checked above); caller contract.
         unsafe { transpose_u8_avx512(t, src, dst, nt) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if t.p >= 64 && t.q >= 64 && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked above); caller contract.
+        unsafe { transpose_u8_avx2(t, src, dst, nt) };
         return;
     }
     let _ = nt;
@@ -1007,6 +1014,85 @@ unsafe fn transpose_u16_avx2(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
     unsafe { ragged_edges::<u16>(t, src, dst, t.p & !31, t.q & !31) };
 }
 
+/// 1-byte transpose with AVX2 (CPUs without AVX-512): 64×64 tiles, each
+/// made of four 32×32 in-register transposes, on the walk and with the
+/// whole-line reads and writes of `transpose_u32_avx`.
+///
+/// # Safety
+/// As `transpose_scalar`, and the CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn transpose_u8_avx2(t: &Tile, src: *const u8, dst: *mut u8, nt: bool) {
+    use std::arch::x86_64::*;
+    let nt = streams(nt, dst, t, 32);
+    let tile = |p: usize, q: usize| {
+        let mut out = [[_mm256_setzero_ps(); 2]; 64];
+        // SAFETY: the tile is in the problem (`avx_walk`); AVX2 is enabled.
+        unsafe {
+            line_tile(
+                t,
+                src,
+                dst,
+                nt,
+                (p, q),
+                &mut out,
+                |s| _mm256_loadu_si256(s.cast()),
+                |r| transpose32x32_epi8(r),
+                |v| _mm256_castsi256_ps(v),
+            )
+        };
+    };
+    // SAFETY: the source part of the caller contract.
+    unsafe { avx_walk(t, src, 64, nt, tile) };
+    // SAFETY: caller contract.
+    unsafe { ragged_edges::<u8>(t, src, dst, t.p & !63, t.q & !63) };
+}
+
+/// Transposes 32 rows of 32 bytes in place (row `i` becomes column `i`): a
+/// 16×16 transpose inside each 128-bit lane for rows 0–15 and for rows
+/// 16–31, then their lanes joined.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn transpose32x32_epi8(r: &mut [std::arch::x86_64::__m256i; 32]) {
+    use std::arch::x86_64::*;
+    // Rows 16g .. 16g + 16: afterwards `c[g][k]` holds column k of those
+    // rows in its low lane and column k + 16 in its high lane.
+    let mut c = [[_mm256_setzero_si256(); 16]; 2];
+    for (g, cols) in c.iter_mut().enumerate() {
+        let x = &r[16 * g..16 * g + 16];
+        // t[2i], t[2i + 1]: rows 2i, 2i + 1 as byte pairs, columns 0–7 and 8–15.
+        let mut t = [_mm256_setzero_si256(); 16];
+        for i in 0..8 {
+            t[2 * i] = _mm256_unpacklo_epi8(x[2 * i], x[2 * i + 1]);
+            t[2 * i + 1] = _mm256_unpackhi_epi8(x[2 * i], x[2 * i + 1]);
+        }
+        // u[4j + m]: rows 4j .. 4j + 4 of columns 4m .. 4m + 4.
+        let mut u = [_mm256_setzero_si256(); 16];
+        for j in 0..4 {
+            for h in 0..2 {
+                u[4 * j + 2 * h] = _mm256_unpacklo_epi16(t[4 * j + h], t[4 * j + 2 + h]);
+                u[4 * j + 2 * h + 1] = _mm256_unpackhi_epi16(t[4 * j + h], t[4 * j + 2 + h]);
+            }
+        }
+        // t[8h + n]: rows 8h .. 8h + 8 of columns 2n, 2n + 1.
+        for h in 0..2 {
+            for m in 0..4 {
+                t[8 * h + 2 * m] = _mm256_unpacklo_epi32(u[8 * h + m], u[8 * h + 4 + m]);
+                t[8 * h + 2 * m + 1] = _mm256_unpackhi_epi32(u[8 * h + m], u[8 * h + 4 + m]);
+            }
+        }
+        for n in 0..8 {
+            cols[2 * n] = _mm256_unpacklo_epi64(t[n], t[8 + n]);
+            cols[2 * n + 1] = _mm256_unpackhi_epi64(t[n], t[8 + n]);
+        }
+    }
+    for k in 0..16 {
+        r[k] = _mm256_permute2x128_si256::<0x20>(c[0][k], c[1][k]);
+        r[k + 16] = _mm256_permute2x128_si256::<0x31>(c[0][k], c[1][k]);
+    }
+}
+
 /// Transposes 16 rows of 16 two-byte elements in place (row `i` becomes
 /// column `i`): an 8×8 transpose inside each 128-bit lane for rows 0–7 and
 /// for rows 8–15, then their lanes joined.
@@ -1385,7 +1471,8 @@ mod tests {
     /// sizes around whole tiles, padded and negative pitches, ordinary and
     /// streaming stores.
     #[cfg(target_arch = "x86_64")]
-    fn check_avx_kernel<T: Copy + PartialEq + std::fmt::Debug + From<u16>>(
+    fn check_avx_kernel<T: Copy + PartialEq + std::fmt::Debug + Default>(
+        element: fn(usize) -> T,
         kernel: unsafe fn(&super::Tile, *const u8, *mut u8, bool),
     ) {
         use super::{Tile, transpose_scalar};
@@ -1400,18 +1487,21 @@ mod tests {
             (35, 64, 0),
             (33, 97, 5),
             (96, 40, 0),
+            (64, 64, 0),
+            (130, 70, 9),
+            (65, 128, 64),
         ] {
             for nt in [false, true] {
                 for reversed in [false, true] {
                     // Source: q rows of p + pad elements (row i at i·src_q);
                     // destination: p rows of q + pad, reversed when asked.
-                    // (Under 2^16: at most 97·45·7 + 1.)
-                    let src: Vec<T> = (0..q * (p + pad)).map(|v| T::from((v * 7 + 1) as u16)).collect();
+                    // Never the default (zero), which marks the unwritten.
+                    let src: Vec<T> = (0..q * (p + pad)).map(element).collect();
                     let src_q = ((p + pad) * es) as isize;
                     let dst_pitch = ((q + pad) * es) as isize;
                     let n = p * (q + pad);
                     // Room to start 32-byte aligned, so that streaming stores may run.
-                    let mut want = vec![T::from(0); n + 32 / es];
+                    let mut want = vec![T::default(); n + 32 / es];
                     let mut got = want.clone();
                     let skip = |v: &Vec<T>| (v.as_ptr() as usize).wrapping_neg() % 32 / es;
                     let (sw, sg) = (skip(&want), skip(&got));
@@ -1430,25 +1520,33 @@ mod tests {
                     }
                     let (want, got) = (&want[sw..sw + n], &got[sg..sg + n]);
                     assert_eq!(got, want, "{p}×{q}, pad {pad}, nt {nt}, reversed {reversed}");
-                    assert_eq!(want.iter().filter(|&&v| v != T::from(0)).count(), p * q);
+                    assert_eq!(want.iter().filter(|&&v| v != T::default()).count(), p * q);
                 }
             }
         }
     }
 
-    /// The AVX kernels of 4- and 8-byte elements and the AVX2 kernel of
-    /// 2-byte ones (fails when the CPU has no AVX2, saying so).
+    /// The AVX kernels of 4- and 8-byte elements and the AVX2 kernels of
+    /// 1- and 2-byte ones (fails when the CPU has no AVX2, saying so).
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn avx_transposes_match_scalar() {
+        // Distinct below 2^16 (at most 130·79·7 + 1); 1-byte: 1 ..= 255.
         assert!(std::arch::is_x86_feature_detected!("avx"), "this test needs a CPU with AVX");
         // SAFETY (both): the CPU has AVX (checked above); the rest is the
         // kernels' caller contract, which `check_avx_kernel` keeps.
-        check_avx_kernel::<u32>(|t, s, d, nt| unsafe { super::transpose_u32_avx(t, s, d, nt) });
-        check_avx_kernel::<u64>(|t, s, d, nt| unsafe { super::transpose_u64_avx(t, s, d, nt) });
+        check_avx_kernel::<u32>(|v| (v * 7 + 1) as u32, |t, s, d, nt| unsafe { super::transpose_u32_avx(t, s, d, nt) });
+        check_avx_kernel::<u64>(|v| (v * 7 + 1) as u64, |t, s, d, nt| unsafe { super::transpose_u64_avx(t, s, d, nt) });
         assert!(std::arch::is_x86_feature_detected!("avx2"), "this test needs a CPU with AVX2");
-        // SAFETY: as above, with AVX2 (checked).
-        check_avx_kernel::<u16>(|t, s, d, nt| unsafe { super::transpose_u16_avx2(t, s, d, nt) });
+        // SAFETY (both): as above, with AVX2 (checked).
+        check_avx_kernel::<u16>(
+            |v| (v * 7 + 1) as u16,
+            |t, s, d, nt| unsafe { super::transpose_u16_avx2(t, s, d, nt) },
+        );
+        check_avx_kernel::<u8>(
+            |v| (v * 7 % 255 + 1) as u8,
+            |t, s, d, nt| unsafe { super::transpose_u8_avx2(t, s, d, nt) },
+        );
     }
 
     #[test]

@@ -8,8 +8,9 @@ fn iota(shape: &[usize]) -> Array<'static> {
 #[test]
 fn transposes_of_every_element_size() {
     // (7, 300) and (300, 7) keep the 8-byte transpose on its SSE2 tiles
-    // (the AVX-512 one needs 8 rows and columns), (130, 9) the 4-byte one.
-    for &(p, q) in &[(1usize, 1usize), (3, 5), (4, 4), (37, 70), (64, 33), (130, 9), (7, 300), (300, 7)] {
+    // (the AVX-512 one needs 8 rows and columns), (130, 9) the 4-byte one;
+    // (200, 70) reaches the 64×64 blocks of the 1-byte kernels.
+    for &(p, q) in &[(1usize, 1usize), (3, 5), (4, 4), (37, 70), (64, 33), (130, 9), (7, 300), (300, 7), (200, 70)] {
         let n = p * q;
         let a8 = Array::from_vec(&[p, q], (0..n).map(|x| x as u8).collect()).unwrap();
         let a16 = Array::from_vec(&[p, q], (0..n).map(|x| x as u16).collect()).unwrap();
