@@ -145,37 +145,44 @@ impl fmt::Display for StatusCode {
 /// assert!(e.to_string().starts_with("IREE runtime ("));
 /// # Ok::<(), fnabi_core::Error>(())
 /// ```
+///
+/// One word (boxed), so that `Result<(), IreeError>`, which every runtime
+/// call returns, is one word too.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct IreeError {
+pub struct IreeError(Box<IreeErrorInner>);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct IreeErrorInner {
     code: StatusCode,
     operation: String,
     message: String,
 }
 
 impl IreeError {
+    #[cold]
     pub(crate) fn new(code: StatusCode, operation: String, message: String) -> IreeError {
-        IreeError { code, operation, message }
+        IreeError(Box::new(IreeErrorInner { code, operation, message }))
     }
 
     /// The status code.
     pub fn code(&self) -> StatusCode {
-        self.code
+        self.0.code
     }
 
     /// What fnabi asked the runtime to do (`invoking module.add`).
     pub fn operation(&self) -> &str {
-        &self.operation
+        &self.0.operation
     }
 
     /// IREE's message, as `iree_status_to_string` formats it.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 }
 
 impl fmt::Display for IreeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "IREE runtime ({}): {}", self.operation, self.message)
+        write!(f, "IREE runtime ({}): {}", self.0.operation, self.0.message)
     }
 }
 
@@ -206,5 +213,6 @@ mod tests {
         let f: fnabi_core::Error = e.clone().into();
         assert_eq!(f.to_string(), e.to_string());
         assert_eq!(f.backend_error::<IreeError>(), Some(&e));
+        assert_eq!(std::mem::size_of::<Result<(), IreeError>>(), std::mem::size_of::<usize>());
     }
 }

@@ -52,10 +52,18 @@ pub(crate) unsafe fn sv_string(v: sys::iree_string_view_t) -> String {
 /// `Ok(())` for an OK status; otherwise the status as an [`IreeError`]
 /// (code and IREE's message), after freeing it. `operation` names what was
 /// being done, for the message; it is only called on failure.
+///
+/// Inline: every runtime call goes through it, and the OK case is one
+/// test (out of line, with its closure, it measured ~15 ns a call).
+#[inline(always)]
 pub(crate) fn check(status: sys::iree_status_t, operation: impl FnOnce() -> String) -> Result<(), IreeError> {
-    if status.is_null() {
-        return Ok(());
-    }
+    if status.is_null() { Ok(()) } else { Err(status_error(status, operation)) }
+}
+
+/// The error of a failed status (see [`check`]); frees the status.
+#[cold]
+#[inline(never)]
+fn status_error(status: sys::iree_status_t, operation: impl FnOnce() -> String) -> IreeError {
     // The code lives in the low bits of the status handle (iree_status_code()).
     let code = (status as usize & sys::iree_status_code_e_IREE_STATUS_CODE_MASK as usize) as u32;
     let allocator = host_allocator();
@@ -76,7 +84,7 @@ pub(crate) fn check(status: sys::iree_status_t, operation: impl FnOnce() -> Stri
         sys::iree_status_ignore(status);
         message
     };
-    Err(IreeError::new(StatusCode::from_raw(code), operation(), message))
+    IreeError::new(StatusCode::from_raw(code), operation(), message)
 }
 
 /// An error that fnabi (not IREE) raises about the runtime's data.
