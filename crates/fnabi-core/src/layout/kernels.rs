@@ -1550,7 +1550,10 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn avx_transposes_match_scalar() {
-        // Distinct below 2^16 (at most 130·79·7 + 1); 1-byte: 1 ..= 255.
+        // Wider elements: 7v + 1 is one-to-one modulo 2^16 and zero there
+        // only at v = 37449, past the largest index (128·129, the 65×128
+        // case's source), so values are distinct and nonzero even for u16;
+        // 1-byte: 1 ..= 255.
         assert!(std::arch::is_x86_feature_detected!("avx"), "this test needs a CPU with AVX");
         // SAFETY (both): the CPU has AVX (checked above); the rest is the
         // kernels' caller contract, which `check_avx_kernel` keeps.
