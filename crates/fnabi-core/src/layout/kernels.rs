@@ -900,20 +900,26 @@ unsafe fn line_tile<V: Copy, const K: usize>(
 
 /// Calls `tile(p, q)` for each `edge`×`edge` tile of `t` (its whole tiles;
 /// `edge` elements fill one 64-byte line), in the order of the AVX kernels,
-/// prefetching the source of the tile two steps ahead.
+/// prefetching the source of a tile a few steps before it is transposed.
 ///
-/// Streamed (an output too large for the caches): the diagonal walk (4096²
-/// f32 on an AMD EPYC without AVX-512, % of memcpy: 15 with SSE tiles; 20–23
-/// in row order, 23–25 on diagonals, 38–41 with the prefetch; 1 or 4 steps
-/// ahead, super-blocks of 8 or 32 tiles: less). Tiles of 32 or more lines
-/// (2- and 1-byte elements) walk along the source rows instead, prefetching
-/// four tiles ahead (4096² u16 13.7–14.0 → 10.9–11.0 ms, 4096×8192 u8
-/// 21.6 → 18.6–18.8 ms; for f32 that order measured 4 % slower than its
-/// diagonals, for f64 the same). In cache: row order, which
-/// that CPU's prefetchers follow where its L2 (512 KiB) is too small for the
-/// problem (1024² f32: 31–38 with SSE tiles; 18 on diagonals, 31–40 in row
-/// order, 56–66 with the prefetch, 3 steps ahead the same; storing 8 lines
-/// at a time as `InterleavedStores` does measured no better there).
+/// Streamed (an output too large for the caches): blocks of
+/// [`AVX_BLOCK_NT`]² tiles, each walked along its source rows, with the
+/// tile four steps ahead in that order prefetched (`streamed_tiles`). On an
+/// AMD EPYC without AVX-512 (2026-11-27, old and new bench binaries
+/// alternated): 4096² f32 15.2–17.3 → 9.6–10.1 ms (41–42 → 64–75 % of
+/// `memcpy/4096`), 2048² f64 7.6–8.8 → 4.2–4.6 ms, 4096² u16 9.7–11.2 →
+/// 8.4–9.3 ms, 4096×8192 u8 15.9–18.9 → 14.9–17.0 ms, and from a source on
+/// 4 KiB pages (a `Vec`) 4096² f32 21.5–23.4 → 11.1 ms. Blocks of 32 tiles
+/// along the source rows measured as slow as the older walks for f32 (16.7
+/// ms), 8 or 4 a little slower than 16, whole source rows 17–19 ms, the
+/// diagonals of 16-tile super-blocks (the earlier walk) 15–17 ms; without
+/// the prefetch 10.4–10.6 ms, two or eight tiles ahead the same as four.
+/// In cache: row order, which that CPU's prefetchers follow where its L2
+/// (512 KiB) is too small for the problem (1024² f32: 31–38 with SSE
+/// tiles; 18 on diagonals, 31–40 in row order, 56–66 with the prefetch, 3
+/// steps ahead the same; storing 8 lines at a time as `InterleavedStores`
+/// does measured no better there; the streamed blocks measured no better,
+/// f64 slower).
 ///
 /// # Safety
 /// The source part of the caller contract of `transpose_scalar`.
@@ -922,33 +928,18 @@ unsafe fn line_tile<V: Copy, const K: usize>(
 unsafe fn avx_walk(t: &Tile, src: *const u8, edge: usize, nt: bool, mut tile: impl FnMut(usize, usize)) {
     let es = 64 / edge;
     let (pe, qe) = (t.p / edge * edge, t.q / edge * edge);
-    if nt && edge >= 32 {
-        // Tiles of 32 or 64 source lines (2- and 1-byte elements): along
-        // the source rows, the tile four steps ahead prefetched.
-        for q in (0..qe).step_by(edge) {
-            for p in (0..pe).step_by(edge) {
-                if p + 5 * edge <= t.p {
-                    // SAFETY: the tile four steps along these source rows
-                    // is in the source (checked just above).
-                    unsafe {
-                        prefetch_lines(src.offset(((p + 4 * edge) * es) as isize + q as isize * t.src_q), t.src_q, edge)
-                    };
-                }
-                tile(p, q);
-            }
-        }
-    } else if nt {
-        diagonal_tiles(pe / edge, qe / edge, edge, AVX_SUPER_NT, |p, q| {
-            if p + 3 * edge <= t.p && q + 3 * edge <= t.q {
-                // SAFETY: the tile two steps down this diagonal is in the
-                // source (checked just above).
-                unsafe {
-                    let ahead = src.offset(((p + 2 * edge) * es) as isize + (q + 2 * edge) as isize * t.src_q);
-                    prefetch_lines(ahead, t.src_q, edge);
-                }
-            }
-            tile(p, q)
-        });
+    if nt {
+        streamed_tiles(
+            pe / edge,
+            qe / edge,
+            edge,
+            |p, q| {
+                // SAFETY: (p, q) is a whole tile of the problem (`streamed_tiles`
+                // gives only those), so its `edge` source lines are in the source.
+                unsafe { prefetch_lines(src.offset((p * es) as isize + q as isize * t.src_q), t.src_q, edge) }
+            },
+            tile,
+        );
     } else {
         for p in (0..pe).step_by(edge) {
             for q in (0..qe).step_by(edge) {
@@ -962,6 +953,45 @@ unsafe fn avx_walk(t: &Tile, src: *const u8, edge: usize, nt: bool, mut tile: im
                 tile(p, q);
             }
         }
+    }
+}
+
+/// Calls `tile(p, q)` (element offsets, multiples of `edge`) for each of
+/// `tp × tq` tiles of `edge × edge` elements, in blocks of up to
+/// [`AVX_BLOCK_NT`]² tiles (blocks in source row order), each block along
+/// its source rows (`q` outer, `p` inner); `ahead(p, q)` is called for each
+/// tile four tiles before `tile` (for the last four, not at all before).
+#[cfg(any(target_arch = "x86_64", test))]
+#[inline(always)]
+fn streamed_tiles(
+    tp: usize,
+    tq: usize,
+    edge: usize,
+    mut ahead: impl FnMut(usize, usize),
+    mut tile: impl FnMut(usize, usize),
+) {
+    const AHEAD: usize = 4;
+    let mut queued = [(0usize, 0usize); AHEAD];
+    let mut n = 0usize;
+    for bq in (0..tq).step_by(AVX_BLOCK_NT) {
+        for bp in (0..tp).step_by(AVX_BLOCK_NT) {
+            for q in bq..(bq + AVX_BLOCK_NT).min(tq) {
+                for p in bp..(bp + AVX_BLOCK_NT).min(tp) {
+                    let next = (p * edge, q * edge);
+                    ahead(next.0, next.1);
+                    let slot = &mut queued[n % AHEAD];
+                    if n >= AHEAD {
+                        tile(slot.0, slot.1);
+                    }
+                    *slot = next;
+                    n += 1;
+                }
+            }
+        }
+    }
+    for i in n.saturating_sub(AHEAD)..n {
+        let (p, q) = queued[i % AHEAD];
+        tile(p, q);
     }
 }
 
@@ -1198,9 +1228,10 @@ unsafe fn store_lines_avx(d: *mut u8, pitch: isize, lines: &[[std::arch::x86_64:
     }
 }
 
-/// Super-block edge (in tiles) of the AVX kernel's streamed diagonal walk.
-#[cfg(target_arch = "x86_64")]
-const AVX_SUPER_NT: usize = 16;
+/// Block edge (in tiles) of the AVX kernels' streamed walk
+/// (`streamed_tiles`).
+#[cfg(any(target_arch = "x86_64", test))]
+const AVX_BLOCK_NT: usize = 16;
 
 /// Transposes 8 rows of 8 floats in place (row `i` becomes column `i`).
 #[cfg(target_arch = "x86_64")]
@@ -1569,6 +1600,44 @@ mod tests {
             |v| (v * 7 % 255 + 1) as u8,
             |t, s, d, nt| unsafe { super::transpose_u8_avx2(t, s, d, nt) },
         );
+    }
+
+    #[test]
+    fn streamed_walk_visits_each_tile_once_after_its_prefetch() {
+        use super::{AVX_BLOCK_NT, streamed_tiles};
+        let b = AVX_BLOCK_NT;
+        for (tp, tq) in [(0, 5), (1, 1), (3, 2), (b, b), (b + 1, 2 * b + 3), (3 * b + 5, b - 1), (40, 70)] {
+            let edge = 8;
+            // Event log: (is_tile, p, q).
+            let log = std::cell::RefCell::new(Vec::new());
+            streamed_tiles(
+                tp,
+                tq,
+                edge,
+                |p, q| log.borrow_mut().push((false, p, q)),
+                |p, q| log.borrow_mut().push((true, p, q)),
+            );
+            let log = log.into_inner();
+            let tiles: Vec<(usize, usize)> = log.iter().filter(|e| e.0).map(|e| (e.1, e.2)).collect();
+            let mut sorted = tiles.clone();
+            sorted.sort_unstable();
+            let all: Vec<(usize, usize)> = (0..tp).flat_map(|p| (0..tq).map(move |q| (p * edge, q * edge))).collect();
+            assert_eq!(sorted, all, "{tp}×{tq}: every tile once");
+            let prefetches: Vec<(usize, usize)> = log.iter().filter(|e| !e.0).map(|e| (e.1, e.2)).collect();
+            assert_eq!(prefetches, tiles, "{tp}×{tq}: prefetched in the order transposed");
+            for (i, &(p, q)) in tiles.iter().enumerate() {
+                let at = |is_tile| log.iter().position(|&e| e == (is_tile, p, q)).unwrap();
+                // Its own prefetch and those of the next four tiles come
+                // before its transpose (fewer at the end of the walk).
+                let prefetched = log[at(false)..at(true)].iter().filter(|e| !e.0).count();
+                assert_eq!(prefetched, 5.min(tiles.len() - i), "{tp}×{tq}: tile {i}");
+            }
+            // Within a block, along the source rows: the second tile is
+            // the first's neighbour in p when the block is wider than one.
+            if tp > 1 && tq > 0 {
+                assert_eq!(tiles[1], (edge, 0));
+            }
+        }
     }
 
     #[test]
