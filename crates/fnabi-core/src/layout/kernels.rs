@@ -959,8 +959,9 @@ unsafe fn avx_walk(t: &Tile, src: *const u8, edge: usize, nt: bool, mut tile: im
 /// Calls `tile(p, q)` (element offsets, multiples of `edge`) for each of
 /// `tp × tq` tiles of `edge × edge` elements, in blocks of up to
 /// [`AVX_BLOCK_NT`]² tiles (blocks in source row order), each block along
-/// its source rows (`q` outer, `p` inner); `ahead(p, q)` is called for each
-/// tile four tiles before `tile` (for the last four, not at all before).
+/// its source rows (`q` outer, `p` inner). `ahead(p, q)` is called for
+/// each tile before `tile(p, q)`, with the `ahead` calls of the next four
+/// tiles in between (of fewer, near the end of the walk).
 #[cfg(any(target_arch = "x86_64", test))]
 #[inline(always)]
 fn streamed_tiles(
