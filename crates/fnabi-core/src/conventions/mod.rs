@@ -489,7 +489,7 @@ impl FunctionAbi {
     /// Converts the VM results into the host result: none for no results,
     /// the value for one, a tuple for more (see [`ResultPacking`] for a
     /// single structure record).
-    pub fn unpack_results<'a>(&self, results: Vec<Variant<'a>>) -> Result<Value<'a>, Error> {
+    pub fn unpack_results<'a>(&self, mut results: Vec<Variant<'a>>) -> Result<Value<'a>, Error> {
         let cx = Conv { casts: self.casts };
         let Some(rs) = &self.results else {
             let vals = results
@@ -516,6 +516,19 @@ impl FunctionAbi {
                     None => RecordPlan::of_record(t)?.unpack_items(list, &at, cx),
                 };
             }
+        }
+        // One record and one result (most functions): unpacked as it is,
+        // with no list of values collected around it.
+        if let [ParamType::Record(t)] = rs.as_slice()
+            && results.len() == 1
+            && let Some(x) = results.pop()
+        {
+            let root = Root::Result(0);
+            let at = At::root(&root);
+            return match self.results_plan.as_ref().and_then(|p| p.0.first()).and_then(Option::as_ref) {
+                Some(plan) => plan.unpack(x, &at, cx),
+                None => RecordPlan::of_record(t)?.unpack(x, &at, cx),
+            };
         }
         if results.len() != rs.len() {
             return Err(CallError::result(CallErrorKind::Arity {
