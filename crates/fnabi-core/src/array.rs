@@ -664,12 +664,12 @@ impl<'a> Array<'a> {
     /// True when the elements are dense in row-major (C) order.
     #[inline]
     pub fn is_c_contiguous(&self) -> bool {
-        contiguous(&self.shape, &self.strides, c_strides(&self.shape).as_slice())
+        dense_along(self.shape.iter().zip(&self.strides).rev())
     }
 
     /// True when the elements are dense in column-major (Fortran) order.
     pub fn is_f_contiguous(&self) -> bool {
-        contiguous(&self.shape, &self.strides, f_strides(&self.shape).as_slice())
+        dense_along(self.shape.iter().zip(&self.strides))
     }
 
     /// The dense bytes in C order, when the array is C-contiguous.
@@ -922,10 +922,21 @@ fn check_count(shape: &[usize], got: usize) -> Result<(), Error> {
     Ok(())
 }
 
+/// Whether `(extent, stride)` pairs, innermost first, step through dense
+/// elements: each stride is the product of the extents inside it. Dims of
+/// extent 1 may have any stride; an empty array is dense. One pass, with
+/// no list of dense strides built to compare against.
 #[inline]
-fn contiguous(shape: &[usize], strides: &[isize], dense: &[isize]) -> bool {
-    // Dims of extent 1 may have any stride; an empty array is contiguous.
-    shape.contains(&0) || shape.iter().zip(strides).zip(dense).all(|((&n, &s), &d)| n == 1 || s == d)
+fn dense_along<'s>(dims: impl Iterator<Item = (&'s usize, &'s isize)>) -> bool {
+    let (mut dense, mut expect) = (true, 1isize);
+    for (&n, &s) in dims {
+        if n == 0 {
+            return true;
+        }
+        dense &= n == 1 || s == expect;
+        expect = expect.saturating_mul(n as isize);
+    }
+    dense
 }
 
 impl Clone for Array<'_> {

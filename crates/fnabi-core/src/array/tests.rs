@@ -233,6 +233,60 @@ fn storage_start_and_length_follow_every_owner() {
     }
 }
 
+/// Whether the elements of `shape`, visited with the first (`c`) or the
+/// last dim varying slowest, sit at offsets 0, 1, 2, … in that order: the
+/// definition of a dense layout, checked by enumerating every element.
+fn dense_by_enumeration(shape: &[usize], strides: &[isize], c: bool) -> bool {
+    let n: usize = shape.iter().product();
+    let mut index = vec![0usize; shape.len()];
+    for k in 0..n {
+        let offset: isize = index.iter().zip(strides).map(|(&i, &s)| i as isize * s).sum();
+        if offset != k as isize {
+            return false;
+        }
+        // The next index, the fastest dim first.
+        let order: Vec<usize> = if c { (0..shape.len()).rev().collect() } else { (0..shape.len()).collect() };
+        for d in order {
+            index[d] += 1;
+            if index[d] < shape[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    true
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4_000))]
+    /// `is_c_contiguous` and `is_f_contiguous` say what enumerating the
+    /// elements says (ranks 0–6, extents 0–3, strides near the dense ones).
+    #[test]
+    fn contiguity_matches_enumeration(
+        dims in proptest::collection::vec((0usize..4, -2isize..3, 0usize..4), 0..7),
+        pick in 0usize..3,
+    ) {
+        let shape: Vec<usize> = dims.iter().map(|d| d.0).collect();
+        // Dense C or F strides, perturbed in some dims (a dim's own stride,
+        // or its dense stride plus a small step).
+        let dense = if pick == 1 { f_strides(&shape) } else { c_strides(&shape) };
+        let strides: Vec<isize> = dims
+            .iter()
+            .zip(&dense)
+            .map(|(d, &s)| match (pick, d.2) {
+                (2, 0) => d.1,
+                (_, 1) => s + d.1,
+                _ => s,
+            })
+            .collect();
+        // Room for every such layout around its first element.
+        let a = Array::zeros(DType::U8, &[4096]).unwrap();
+        let v = a.restrided(&shape, &strides, 2048).unwrap();
+        proptest::prop_assert_eq!(v.is_c_contiguous(), dense_by_enumeration(&shape, &strides, true), "{:?} {:?}", shape, strides);
+        proptest::prop_assert_eq!(v.is_f_contiguous(), dense_by_enumeration(&shape, &strides, false), "{:?} {:?}", shape, strides);
+    }
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4_000))]
     /// `boxed_from_bytes` and `from_bytes` agree on any layout: both accept
