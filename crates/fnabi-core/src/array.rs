@@ -249,7 +249,7 @@ fn check_layout(
     } else if offset > len {
         return Err(Error::invalid_argument(format!("byte offset {offset} is past the {len}-byte storage")));
     }
-    if !(base as usize).wrapping_add(offset).is_multiple_of(es) {
+    if !dtype.is_aligned((base as usize).wrapping_add(offset)) {
         return Err(Error::invalid_argument(format!(
             "array data at byte offset {offset} is not aligned to its {es}-byte {dtype} elements"
         )));

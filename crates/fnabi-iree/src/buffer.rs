@@ -450,7 +450,7 @@ pub(crate) unsafe fn array_of_view(
         let ptr = mapping.contents.data;
         if let Some(p) = NonNull::new(ptr)
             && mapping.contents.data_length >= len
-            && (p.as_ptr() as usize).is_multiple_of(dtype.size().max(1))
+            && dtype.is_aligned(p.as_ptr() as usize)
         {
             // SAFETY: +1 on the live view, owned by the MappedView.
             unsafe { sys::iree_hal_buffer_view_retain(v) };

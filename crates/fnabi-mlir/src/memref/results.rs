@@ -119,7 +119,7 @@ pub(crate) fn result_extent(i: usize, dtype: DType, words: &[i64]) -> Result<Res
             _ => return Err(bad_result(i, "its extent wraps around the address space")),
         }
     };
-    if range.is_some() && !data.is_multiple_of(es as usize) {
+    if range.is_some() && !dtype.is_aligned(data) {
         return Err(bad_result(i, format!("data at {data:#x} is not aligned to {es}-byte elements")));
     }
     Ok(ResultExtent { data, range, sizes, strides: strides_in })
