@@ -160,7 +160,7 @@ impl<'v, 'a: 'v, S: Sink> PlanVisitor<'v, 'a> for ToSink<'_, '_, S> {
                 if dtype.is_some_and(|d| d != a.dtype()) || !fits(dims.as_deref(), a.shape()) {
                     return Err(Stop::NotMine);
                 }
-                match dense_bytes(a) {
+                match a.as_bytes() {
                     Some(bytes) => self.sink.array(a, bytes)?,
                     None => return Err(Stop::NotMine),
                 }
@@ -212,24 +212,6 @@ pub(crate) fn pack(
         Err(VisitError::Structure(_) | VisitError::Visitor(Stop::NotMine)) => Ok(false),
         Err(VisitError::Visitor(Stop::Sink(e))) => Err(e),
     }
-}
-
-/// The elements of a dense row-major array (`None` for any other layout),
-/// without the general contiguity check of [`Array::as_bytes`].
-fn dense_bytes<'a>(a: &'a Array<'_>) -> Option<&'a [u8]> {
-    let mut expect = 1isize;
-    for (&n, &s) in a.shape().iter().zip(a.strides()).rev() {
-        if n > 1 && s != expect {
-            return None;
-        }
-        expect = expect.checked_mul(isize::try_from(n).ok()?)?;
-    }
-    // SAFETY: the strides are row-major for the shape (extents of 1 may
-    // have any stride; they never step), so the elements are exactly
-    // nbytes() bytes from as_ptr(), which every Array constructor checked to
-    // lie inside its storage; `a` keeps the storage alive and unwritten
-    // while borrowed.
-    Some(unsafe { std::slice::from_raw_parts(a.as_ptr(), a.nbytes()) })
 }
 
 /// Whether `shape` fits a record's dims.
@@ -438,23 +420,6 @@ mod tests {
         args[6] = Value::Tuple(vec![Value::from(m.permuted(&[1, 0]).unwrap().into_owned().unwrap()), Value::None]);
         assert_eq!(fast(&abi, NESTED_CC, &args), None);
         assert_eq!(fast(&abi, NESTED_CC, &args[..2]), None, "arity");
-    }
-
-    #[test]
-    fn dense_bytes_agrees_with_as_bytes() {
-        let a = Array::from_vec(&[3, 4, 2], (0..24).map(|v| v as i16).collect::<Vec<_>>()).unwrap();
-        let views = [
-            a.clone(),
-            a.permuted(&[1, 0, 2]).unwrap(),
-            a.restrided(&[3, 2], &[8, 1], 0).unwrap(),
-            a.restrided(&[1, 4], &[99, 2], 2).unwrap(),
-            a.restrided(&[4, 1], &[2, 5], 4).unwrap(),
-            a.restrided(&[0, 3], &[1, 1], 0).unwrap(),
-            Array::scalar(3.5f64),
-        ];
-        for v in &views {
-            assert_eq!(dense_bytes(v), v.as_bytes(), "{v:?}");
-        }
     }
 
     fn value() -> impl Strategy<Value = Value<'static>> {
