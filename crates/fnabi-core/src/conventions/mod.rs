@@ -517,18 +517,13 @@ impl FunctionAbi {
                 };
             }
         }
-        // One record and one result (most functions): unpacked as it is,
-        // with no list of values collected around it.
-        if let [ParamType::Record(t)] = rs.as_slice()
+        // One result (most functions): unpacked as it is, with no list of
+        // values collected around it.
+        if let [t] = rs.as_slice()
             && results.len() == 1
             && let Some(x) = results.pop()
         {
-            let root = Root::Result(0);
-            let at = At::root(&root);
-            return match self.results_plan.as_ref().and_then(|p| p.0.first()).and_then(Option::as_ref) {
-                Some(plan) => plan.unpack(x, &at, cx),
-                None => RecordPlan::of_record(t)?.unpack(x, &at, cx),
-            };
+            return self.unpack_result(0, x, t, cx);
         }
         if results.len() != rs.len() {
             return Err(CallError::result(CallErrorKind::Arity {
@@ -542,17 +537,20 @@ impl FunctionAbi {
             .into_iter()
             .zip(rs)
             .enumerate()
-            .map(|(i, (x, t))| {
-                let root = Root::Result(i);
-                let at = At::root(&root);
-                match (t, self.results_plan.as_ref().and_then(|p| p.0.get(i)).and_then(Option::as_ref)) {
-                    (ParamType::Record(_), Some(plan)) => plan.unpack(x, &at, cx),
-                    (ParamType::Record(t), None) => RecordPlan::of_record(t)?.unpack(x, &at, cx),
-                    (ParamType::Opaque(name), _) => Err(at.kind_err("a value the host can hold", name)),
-                }
-            })
+            .map(|(i, (x, t))| self.unpack_result(i, x, t, cx))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(arity_pack(vals))
+    }
+
+    /// Result `i`, of type `t`, as a host value.
+    fn unpack_result<'a>(&self, i: usize, x: Variant<'a>, t: &ParamType, cx: Conv) -> Result<Value<'a>, Error> {
+        let root = Root::Result(i);
+        let at = At::root(&root);
+        match (t, self.results_plan.as_ref().and_then(|p| p.0.get(i)).and_then(Option::as_ref)) {
+            (ParamType::Record(_), Some(plan)) => plan.unpack(x, &at, cx),
+            (ParamType::Record(t), None) => RecordPlan::of_record(t)?.unpack(x, &at, cx),
+            (ParamType::Opaque(name), _) => Err(at.kind_err("a value the host can hold", name)),
+        }
     }
 }
 
