@@ -199,19 +199,13 @@ pub fn parse_array(text: &str) -> Result<Array<'static>, ParseError> {
     let mut out = Array::zeros(dtype, &shape).map_err(|e| invalid(lead, e.to_string()))?;
     // A fresh, dense array: element t is at bytes t*es.. (bools are encoded 0 or 1).
     let dst = out.storage_bytes_mut().map_err(|e| invalid(lead, e.to_string()))?;
-    let (mut values, mut brackets) = (0usize, false);
-    let mut slots = dst.chunks_exact_mut(es);
-    for t in Tokens::new(body, body_at) {
-        match t? {
-            Tok::Num(off, s) => {
-                if let Some(slot) = slots.next() {
-                    encode(dtype, s, off, slot)?;
-                }
-                values += 1;
-            }
-            _ => brackets = true,
-        }
-    }
+    // f32 and f64 read their short literals in the same pass as the
+    // tokens (`decimal`), the rest through `encode`.
+    let (values, brackets) = match dtype {
+        DType::Scalar(ScalarType::F32) => fill(Tokens::with_reader(body, body_at, decimal::short_f32), dtype, dst)?,
+        DType::Scalar(ScalarType::F64) => fill(Tokens::with_reader(body, body_at, decimal::short_f64), dtype, dst)?,
+        _ => fill(Tokens::new(body, body_at), dtype, dst)?,
+    };
     let count_ok = values == n || (values == 1 && n > 0);
     if !count_ok {
         return Err(invalid(
@@ -239,11 +233,47 @@ pub fn parse_array(text: &str) -> Result<Array<'static>, ParseError> {
     Ok(out)
 }
 
+/// Encodes each value of `tokens` into the next element of `dst` (the
+/// ones beyond `dst`'s elements are counted, not written): how many
+/// values there were and whether there were brackets.
+#[inline(always)]
+fn fill<R: Fn(&[u8]) -> Option<(f64, usize)>>(
+    tokens: Tokens<'_, R>,
+    dtype: DType,
+    dst: &mut [u8],
+) -> Result<(usize, bool), ParseError> {
+    let (mut values, mut brackets) = (0usize, false);
+    let mut slots = dst.chunks_exact_mut(dtype.size());
+    for t in tokens {
+        match t? {
+            Tok::Num(off, s) => {
+                if let Some(slot) = slots.next() {
+                    encode(dtype, s, off, slot)?;
+                }
+                values += 1;
+            }
+            Tok::Exact(_, v) => {
+                if let Some(slot) = slots.next() {
+                    match dtype {
+                        DType::Scalar(ScalarType::F32) => slot.copy_from_slice(&(v as f32).to_ne_bytes()),
+                        _ => slot.copy_from_slice(&v.to_ne_bytes()),
+                    }
+                }
+                values += 1;
+            }
+            _ => brackets = true,
+        }
+    }
+    Ok((values, brackets))
+}
+
 #[derive(Debug)]
 enum Tok<'s> {
     Open(usize),
     Close(usize),
     Num(usize, &'s str),
+    /// A value its tokens' reader read (exact in the element type).
+    Exact(usize, f64),
 }
 
 /// The bytes that end a value: ASCII whitespace (as `is_ascii_whitespace`),
@@ -260,21 +290,31 @@ static ENDS_VALUE: [bool; 256] = {
 };
 
 /// The values, brackets and separators of an array's body, one token at a
-/// time (no allocation); commas only between values.
-struct Tokens<'s> {
+/// time (no allocation); commas only between values. A value that `read`
+/// reads whole (its value and length) is a [`Tok::Exact`], any other a
+/// [`Tok::Num`].
+struct Tokens<'s, R> {
     s: &'s str,
     base: usize,
     i: usize,
     comma_ok: bool,
+    read: R,
 }
 
-impl<'s> Tokens<'s> {
-    fn new(s: &'s str, base: usize) -> Self {
-        Tokens { s, base, i: 0, comma_ok: false }
+impl<'s> Tokens<'s, fn(&[u8]) -> Option<(f64, usize)>> {
+    /// Tokens whose values are all [`Tok::Num`].
+    fn new(s: &'s str, base: usize) -> Tokens<'s, impl Fn(&[u8]) -> Option<(f64, usize)>> {
+        Tokens::with_reader(s, base, |_: &[u8]| None)
     }
 }
 
-impl<'s> Iterator for Tokens<'s> {
+impl<'s, R: Fn(&[u8]) -> Option<(f64, usize)>> Tokens<'s, R> {
+    fn with_reader(s: &'s str, base: usize, read: R) -> Self {
+        Tokens { s, base, i: 0, comma_ok: false, read }
+    }
+}
+
+impl<'s, R: Fn(&[u8]) -> Option<(f64, usize)>> Iterator for Tokens<'s, R> {
     type Item = Result<Tok<'s>, ParseError>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -301,9 +341,13 @@ impl<'s> Iterator for Tokens<'s> {
                     return Some(Ok(Tok::Close(self.base + i)));
                 }
                 _ => {
+                    self.comma_ok = true;
+                    if let Some((v, len)) = (self.read)(&b[i..]) {
+                        self.i = i + len;
+                        return Some(Ok(Tok::Exact(self.base + i, v)));
+                    }
                     let j = b[i + 1..].iter().position(|&c| ENDS_VALUE[usize::from(c)]).map_or(b.len(), |p| i + 1 + p);
                     self.i = j;
-                    self.comma_ok = true;
                     return Some(Ok(Tok::Num(self.base + i, &self.s[i..j])));
                 }
             }
@@ -341,7 +385,7 @@ fn check_brackets(toks: &[Tok<'_>], shape: &[usize], end: usize) -> Result<(), P
         .map(|t| match t {
             Tok::Open(_) => b'[',
             Tok::Close(_) => b']',
-            Tok::Num(..) => b'n',
+            Tok::Num(..) | Tok::Exact(..) => b'n',
         })
         .collect();
     let outer = got.len() == form.len() + 2 && got.first() == Some(&b'[') && got.last() == Some(&b']');
@@ -351,7 +395,7 @@ fn check_brackets(toks: &[Tok<'_>], shape: &[usize], end: usize) -> Result<(), P
     // Point at the first token that departs from the output form.
     let k = got.iter().zip(&form).position(|(a, b)| a != b).unwrap_or(form.len().min(got.len()));
     let off = toks.get(k).map_or(end, |t| match t {
-        Tok::Open(o) | Tok::Close(o) | Tok::Num(o, _) => *o,
+        Tok::Open(o) | Tok::Close(o) | Tok::Num(o, _) | Tok::Exact(o, _) => *o,
     });
     Err(invalid(
         off,
@@ -906,6 +950,8 @@ pub fn format_scalar(dtype: DType, v: &Value<'_>) -> Option<String> {
     };
     Some(format!("{}={body}", dtype_name(dtype)))
 }
+
+mod decimal;
 
 #[cfg(test)]
 mod tests;
