@@ -629,9 +629,7 @@ pub fn push_float(v: f64, st: ScalarType, out: &mut String) {
     // data-dependent exit (a mispredicted branch per value, where the
     // lengths vary). (`float_text_edges` pins zmij's ranges: 1e15 prints
     // positional, 1e16 with an exponent.)
-    let t = text.as_bytes();
-    let exponent = t[t.len().saturating_sub(5)..].iter().fold(false, |e, &c| e | (c == b'e'));
-    if !exponent && !t.starts_with(b"0.0000") {
+    if is_positional(text.as_bytes()) {
         out.push_str(text.strip_suffix(".0").unwrap_or(text));
         return;
     }
@@ -676,6 +674,15 @@ pub fn push_float(v: f64, st: ScalarType, out: &mut String) {
     }
     // Only ASCII digits, `.`, `E`, `+` and `-` were written.
     out.push_str(std::str::from_utf8(&b[..k]).unwrap_or_default());
+}
+
+/// True when zmij's text `t` of a positive finite float is already the
+/// positional form (see [`push_float`]): no exponent among its last 5
+/// bytes, and not `0.0000…`.
+#[inline(always)]
+fn is_positional(t: &[u8]) -> bool {
+    let exponent = t[t.len().saturating_sub(5)..].iter().fold(false, |e, &c| e | (c == b'e'));
+    !exponent && !t.starts_with(b"0.0000")
 }
 
 /// The significant digits (no leading or trailing zeros; at most 24), their
@@ -919,14 +926,120 @@ fn format_rows(a: &Array<'_>, shape: &[usize], steps: &[isize], off: isize, budg
     }
     let n = (*budget).min(shape[0]);
     *budget -= n;
-    for i in 0..n {
-        if i > 0 {
-            out.push(' ');
+    match a.dtype() {
+        DType::Scalar(ScalarType::F32) => {
+            format_float_row(n, POSITIONAL_F32, out, |i| {
+                let x = f32_at(a.storage_bytes(), (off + i as isize * steps[0]) as usize);
+                (f64::from(x), x.abs())
+            });
         }
-        format_element(a, (off + i as isize * steps[0]) as usize, out);
+        DType::Scalar(ScalarType::F64) => {
+            format_float_row(n, POSITIONAL_F64, out, |i| {
+                let x = f64_at(a.storage_bytes(), (off + i as isize * steps[0]) as usize);
+                (x, x.abs())
+            });
+        }
+        _ => {
+            for i in 0..n {
+                if i > 0 {
+                    out.push(' ');
+                }
+                format_element(a, (off + i as isize * steps[0]) as usize, out);
+            }
+        }
     }
     if n < shape[0] {
         out.push_str("...");
+    }
+}
+
+/// The `n` values of an f32 or f64 row separated by spaces, each as
+/// [`push_float`] writes it; `value(i)` is value `i` and its magnitude in
+/// its own type, and `high` a magnitude below which that type prints
+/// positionally ([`POSITIONAL_F32`], [`POSITIONAL_F64`]).
+///
+/// The common value is written without looking at zmij's text again:
+/// reading its last bytes and its start right after zmij wrote them byte
+/// by byte stalled the CPU (a load wider than the stores it reads, 13 % of
+/// the row), and a `String::push_str` per value was a `memcpy` call. Its
+/// form follows from the value instead: a magnitude in `1.001e-4..=high`
+/// has a shortest decimal whose first digit is at 10^-4 ..= 10^11 (f32) or
+/// 10^14 (f64), where zmij's text is positional and this printer's too,
+/// and that text ends `.0` exactly when the value is an integer (below
+/// 2^53 every integer is a float, so a value that is not one has a
+/// shortest decimal that is not one either). Other values go through
+/// `push_float`. The text is staged in a stack buffer, appended to `out`
+/// when nearly full.
+#[inline(always)]
+fn format_float_row<F: zmij::Float>(n: usize, high: f64, out: &mut String, value: impl Fn(usize) -> (f64, F)) {
+    const CAP: usize = 1024;
+    // A value takes at most 48 bytes (`push_float`'s layout buffer), a
+    // separator one more.
+    const ROOM: usize = 64;
+    let mut stage = [0u8; CAP];
+    let mut k = 0;
+    let mut digits = zmij::Buffer::new();
+    let mut other = String::new();
+    for i in 0..n {
+        if k > CAP - ROOM {
+            flush_ascii(&stage[..k], out);
+            k = 0;
+        }
+        let (v, magnitude) = value(i);
+        let a = v.abs();
+        if (1.001e-4..=high).contains(&a) {
+            let text = digits.format_finite(magnitude).as_bytes();
+            // `a` < 2^53: the round trip through i64 (one instruction each
+            // way) is exact for an integer.
+            let integral = (a as i64) as f64 == a;
+            let text = &text[..text.len() - 2 * usize::from(integral)];
+            stage[k] = b'-';
+            k += usize::from(v.is_sign_negative());
+            copy_short(&mut stage[k..], text);
+            k += text.len();
+        } else {
+            other.clear();
+            push_float(v, if size_of::<F>() == 4 { ScalarType::F32 } else { ScalarType::F64 }, &mut other);
+            copy_short(&mut stage[k..], other.as_bytes());
+            k += other.len();
+        }
+        stage[k] = b' ';
+        k += 1;
+    }
+    flush_ascii(&stage[..k.saturating_sub(1)], out);
+}
+
+/// The magnitude up to which [`format_float_row`] takes an f32 as
+/// positional: its shortest decimal's first digit is at 10^11 at most
+/// (zmij writes f32s positionally up to 10^12).
+const POSITIONAL_F32: f64 = 9.99e11;
+
+/// The same for an f64 (first digit at 10^14 at most; zmij: up to 10^15).
+const POSITIONAL_F64: f64 = 9.99e14;
+
+/// Appends `text` (ASCII) to `out`.
+fn flush_ascii(text: &[u8], out: &mut String) {
+    out.push_str(std::str::from_utf8(text).unwrap_or_default());
+}
+
+/// Copies `s` (at most 64 bytes) to the start of `dst` (at least 64 bytes
+/// or `s.len()`) in two overlapping moves of a fixed width, not a `memcpy`
+/// call of a variable length.
+#[inline(always)]
+fn copy_short(dst: &mut [u8], s: &[u8]) {
+    let n = s.len();
+    macro_rules! two_moves {
+        ($w:literal) => {{
+            dst[..$w].copy_from_slice(&s[..$w]);
+            dst[n - $w..n].copy_from_slice(&s[n - $w..]);
+        }};
+    }
+    match n {
+        0..4 => dst[..n].copy_from_slice(s),
+        4..8 => two_moves!(4),
+        8..16 => two_moves!(8),
+        16..32 => two_moves!(16),
+        _ => dst[..n].copy_from_slice(s),
     }
 }
 

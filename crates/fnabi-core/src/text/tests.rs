@@ -76,6 +76,85 @@ proptest::proptest! {
     }
 }
 
+/// A float of any bits, or a short decimal `m × 10^e` (integers, values
+/// near the edges of the positional form and of zmij's, powers of ten).
+fn row_value() -> impl proptest::strategy::Strategy<Value = f64> {
+    use proptest::prelude::*;
+    prop_oneof![
+        any::<u64>().prop_map(f64::from_bits),
+        (0u64..2_000_000, -10i32..17, any::<bool>()).prop_map(|(m, e, neg)| {
+            let v = m as f64 * 10f64.powi(e);
+            if neg { -v } else { v }
+        }),
+        (-3i32..3, -6i32..17).prop_map(|(d, e)| 10f64.powi(e) * (1.0 + f64::from(d) * 1e-4)),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3_000))]
+    /// A row of f32s or f64s prints each value as `push_float` writes it
+    /// alone (the row writer decides the common form from the value, not
+    /// the text), and as core::fmt's oracle does but for a tie's digit.
+    #[test]
+    fn float_rows_print_each_value_alone(values in proptest::collection::vec(row_value(), 0..70)) {
+        for st in [ScalarType::F32, ScalarType::F64] {
+            let a = match st {
+                ScalarType::F32 => Array::from_vec(&[values.len()], values.iter().map(|&v| v as f32).collect()).unwrap(),
+                _ => Array::from_vec(&[values.len()], values.clone()).unwrap(),
+            };
+            let text = format_array(&a);
+            let body = text.split_once('=').unwrap().1;
+            let got: Vec<&str> = if body.is_empty() { vec![] } else { body.split(' ').collect() };
+            proptest::prop_assert_eq!(got.len(), values.len());
+            for (g, &v) in got.iter().zip(&values) {
+                let v = if st == ScalarType::F32 { f64::from(v as f32) } else { v };
+                let mut alone = String::new();
+                push_float(v, st, &mut alone);
+                proptest::prop_assert_eq!(*g, alone.as_str(), "{:e} as {:?}", v, st);
+                let oracle = format_float_by_core_fmt(v, st);
+                proptest::prop_assert!(same_but_a_tie(g, &oracle), "{} vs {}", g, oracle);
+            }
+        }
+    }
+}
+
+#[test]
+fn float_rows_at_the_edges_of_the_positional_form() {
+    // Either side of the row writer's bounds (1.001e-4 and 9.99e11 / 9.99e14),
+    // of zmij's (10^12 / 10^15, first digit) and of the printer's (10^-4), integers
+    // either side of 2^24 and 2^53, and the special values.
+    let mut values = vec![0.0, -0.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1.0, -1.0, 0.5];
+    for edge in [1e-4f64, 1.001e-4, 9.99e11, 1e12, 1e13, 9.99e14, 1e15, 1e16, 16777216.0, 9007199254740992.0] {
+        for ulps in -3i64..=3 {
+            let v = f64::from_bits(edge.to_bits().wrapping_add_signed(ulps));
+            values.extend([
+                v,
+                -v,
+                f64::from(v as f32),
+                f64::from_bits(f64::from(v as f32).to_bits().wrapping_add_signed(ulps)),
+            ]);
+        }
+    }
+    for st in [ScalarType::F32, ScalarType::F64] {
+        let a = match st {
+            ScalarType::F32 => Array::from_vec(&[values.len()], values.iter().map(|&v| v as f32).collect()).unwrap(),
+            _ => Array::from_vec(&[values.len()], values.clone()).unwrap(),
+        };
+        let alone: Vec<String> = values
+            .iter()
+            .map(|&v| {
+                let mut s = String::new();
+                push_float(if st == ScalarType::F32 { f64::from(v as f32) } else { v }, st, &mut s);
+                s
+            })
+            .collect();
+        assert_eq!(format_array(&a).split_once('=').unwrap().1, alone.join(" "), "{st:?}");
+    }
+    // Spot checks against hand-written text.
+    let a = Array::from_vec(&[6], vec![16777216f32, -0.0001, 1e12, 3.0, 0.25, -7e-5]).unwrap();
+    assert_eq!(format_array(&a), "6xf32=16777216 -0.0001 1000000000000 3 0.25 -7E-05");
+}
+
 #[test]
 fn float_text_edges() {
     for (v, st) in [
