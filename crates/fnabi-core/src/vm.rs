@@ -191,8 +191,8 @@ pub enum Variant<'a> {
 pub enum VmRef<'a> {
     /// A list.
     List(Box<VmList<'a>>),
-    /// A buffer view.
-    BufferView(Box<BufferView<'a>>),
+    /// A buffer view (one word: its array is boxed).
+    BufferView(BufferView<'a>),
     /// A reference of a type fnabi does not look into.
     Opaque(OpaqueRef),
 }
@@ -264,7 +264,7 @@ impl<'a> Variant<'a> {
 
     /// A buffer view reference.
     pub fn buffer_view(view: BufferView<'a>) -> Variant<'a> {
-        Variant::Ref(VmRef::BufferView(Box::new(view)))
+        Variant::Ref(VmRef::BufferView(view))
     }
 
     /// A short description of the variant's type for messages: `i32`,
@@ -456,16 +456,28 @@ impl fmt::Display for VmList<'_> {
 /// let view = BufferView::from_array(t).unwrap(); // copies to dense
 /// assert_eq!(view.bytes(), &[1, 3, 2, 4]);
 /// assert_eq!(view.shape(), &[2, 2]);
+/// // The array stays in its box, in and out.
+/// let boxed = BufferView::from_boxed(Box::new(a.clone())).unwrap().into_boxed_array();
+/// assert_eq!(*boxed, a);
+/// assert!(BufferView::from_boxed(Box::new(a.permuted(&[1, 0]).unwrap())).is_err());
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct BufferView<'a> {
-    array: Array<'a>,
+    /// Boxed: a view is one word, held in a [`VmRef`] as it is, and its
+    /// array becomes a [`Value::Array`](crate::Value::Array) without being
+    /// moved or allocated again.
+    array: Box<Array<'a>>,
 }
 
 impl<'a> BufferView<'a> {
     /// A buffer view over a C-contiguous array (no copy); an error for any
     /// other layout (use [`BufferView::from_array`] to copy when needed).
     pub fn new(array: Array<'a>) -> Result<Self, Error> {
+        Self::from_boxed(Box::new(array))
+    }
+
+    /// [`BufferView::new`] of an array already in its box.
+    pub fn from_boxed(array: Box<Array<'a>>) -> Result<Self, Error> {
         if !array.is_c_contiguous() {
             return Err(Error::mismatch(
                 "buffer view payload",
@@ -480,9 +492,9 @@ impl<'a> BufferView<'a> {
     /// copy otherwise.
     pub fn from_array(array: Array<'a>) -> Result<Self, Error> {
         if array.is_c_contiguous() {
-            Ok(BufferView { array })
+            Ok(BufferView { array: Box::new(array) })
         } else {
-            Ok(BufferView { array: array.to_contiguous()? })
+            Ok(BufferView { array: Box::new(array.to_contiguous()?) })
         }
     }
 
@@ -509,6 +521,11 @@ impl<'a> BufferView<'a> {
 
     /// The payload, by value.
     pub fn into_array(self) -> Array<'a> {
+        *self.array
+    }
+
+    /// The payload in its box (what a [`Value::Array`](crate::Value::Array) holds).
+    pub fn into_boxed_array(self) -> Box<Array<'a>> {
         self.array
     }
 }

@@ -48,10 +48,10 @@ pub(super) fn leaf_from_vm<'a>(x: Variant<'a>, leaf: &Leaf, at: &At<'_>, cx: Con
         (TypeRecord::NdArray(a), _) if a.is_numeric() => {
             let want = record_dtype(a, t, at)?;
             let bv = match x {
-                Variant::Ref(VmRef::BufferView(b)) => *b,
+                Variant::Ref(VmRef::BufferView(b)) => b,
                 x => return Err(at.kind_err(t, x.type_description())),
             };
-            let arr = bv.into_array();
+            let arr = bv.into_boxed_array();
             match fit_array(&arr, a, t, at, want, cx)? {
                 Some(cast) => Ok(Value::from(cast)),
                 None => Ok(Value::from(arr)),
@@ -144,7 +144,7 @@ pub(super) fn dynamic_from_vm<'a>(x: Variant<'a>, at: &At<'_>) -> Result<Value<'
         Variant::I64(v) => Value::Int(v),
         Variant::F32(v) => Value::Float(v.into()),
         Variant::F64(v) => Value::Float(v),
-        Variant::Ref(VmRef::BufferView(b)) => Value::from(b.into_array()),
+        Variant::Ref(VmRef::BufferView(b)) => Value::from(b.into_boxed_array()),
         Variant::Ref(VmRef::List(l)) => {
             if let Some(bytes) = l.to_bytes() {
                 return Ok(match String::from_utf8(bytes) {
