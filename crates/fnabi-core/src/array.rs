@@ -378,6 +378,39 @@ impl<'a> Array<'a> {
         Array::build(dtype, shape, strides, offset, Storage::shared(buffer))
     }
 
+    /// [`Array::from_buffer`] of a row-major array at byte offset 0, written
+    /// straight into its box (what a [`Value::Array`](crate::Value::Array)
+    /// holds) rather than built and moved there: the same checks, no copy
+    /// of the array after them.
+    ///
+    /// ```
+    /// use fnabi_core::{Array, DType, HostBuffer};
+    /// use std::sync::Arc;
+    /// let buf = Arc::new(HostBuffer::from_vec(vec![1u8, 2, 3, 4, 5, 6]));
+    /// let a = Array::boxed_from_buffer(DType::U8, &[2, 3], buf.clone()).unwrap();
+    /// assert_eq!(a.to_string(), "2x3xui8=[1 2 3][4 5 6]");
+    /// assert!(Array::boxed_from_buffer(DType::U8, &[7], buf.clone()).is_err()); // past the end
+    /// assert!(Array::boxed_from_buffer(DType::BOOL, &[6], buf).is_err()); // not 0 or 1
+    /// ```
+    pub fn boxed_from_buffer(
+        dtype: DType,
+        shape: &[usize],
+        buffer: Arc<HostBuffer>,
+    ) -> Result<Box<Array<'static>>, Error> {
+        if dtype == DType::Bool {
+            check_bools(buffer.as_bytes())?;
+        }
+        let strides = c_strides(shape);
+        let storage = Storage::shared(buffer);
+        check_layout(dtype, shape, &strides, 0, storage.base(), storage.len())?;
+        // SAFETY: `shape` and its row-major strides have one length; the
+        // layout was just checked against the storage, and so were a bool
+        // array's bytes.
+        Ok(unsafe {
+            Array::boxed_in_place(dtype, shape.iter().copied(), strides.iter().copied(), shape.len(), 0, storage)
+        })
+    }
+
     /// An array over a shared buffer from parts that the caller has already
     /// checked, without re-checking them (the hot path of adopting results
     /// whose buffer was made to span exactly their extent).

@@ -384,7 +384,7 @@ impl Drop for MappedView {
     }
 }
 
-/// The contents of a result buffer view as a read-only [`Array`]: the
+/// The contents of a result buffer view as a read-only [`Array`], in its box: the
 /// buffer's own memory when it can be mapped (no copy; the array keeps the
 /// view alive), else a copy.
 ///
@@ -393,7 +393,7 @@ impl Drop for MappedView {
 pub(crate) unsafe fn array_of_view(
     device: &Arc<DeviceHandle>,
     view: NonNull<sys::iree_hal_buffer_view_t>,
-) -> Result<Array<'static>, fnabi_core::Error> {
+) -> Result<Box<Array<'static>>, fnabi_core::Error> {
     let v = view.as_ptr();
     // SAFETY: `view` is live (caller).
     let (encoding, element_type, rank, dims, byte_length) = unsafe {
@@ -428,7 +428,7 @@ pub(crate) unsafe fn array_of_view(
         return Err(mismatch(&format!("{len} bytes for shape {shape:?}"), format!("{byte_length} bytes")));
     }
     if len == 0 {
-        return Array::zeros(dtype, &shape);
+        return Array::zeros(dtype, &shape).map(Box::new);
     }
     // SAFETY: `view` is live; its buffer lives as long as the view.
     let buffer = unsafe { sys::iree_hal_buffer_view_buffer(v) };
@@ -459,7 +459,7 @@ pub(crate) unsafe fn array_of_view(
             // valid while `owner` holds the mapping and the view; nobody
             // writes a result buffer after the call returned it.
             let host = unsafe { HostBuffer::from_owner(p, len, false, Box::new(owner)) };
-            return Array::from_buffer(dtype, &shape, None, Arc::new(host), 0);
+            return Array::boxed_from_buffer(dtype, &shape, Arc::new(host));
         }
         // SAFETY: unmaps the mapping just made.
         let _ = check(unsafe { sys::iree_hal_buffer_unmap_range(&mut mapping) }, String::new);
@@ -486,7 +486,7 @@ pub(crate) unsafe fn array_of_view(
         },
         || format!("reading a {len}-byte result"),
     )?;
-    Ok(out)
+    Ok(Box::new(out))
 }
 
 #[cfg(test)]

@@ -491,7 +491,7 @@ unsafe fn read_variant(
         })?;
         // SAFETY: a live buffer view of this device (caller).
         let array = unsafe { array_of_view(device, view) }?;
-        return Ok(Variant::buffer_view(BufferView::new(array)?));
+        return Ok(Variant::buffer_view(BufferView::from_boxed(array)?));
     }
     if r.type_ == ffi::list_type() {
         let list = r.ptr.cast::<sys::iree_vm_list_t>();
