@@ -10,6 +10,9 @@
 //!   takes owned arguments (the loop clones them: for `dict8` a dict of 8
 //!   boxed arrays) and binds them by position and keyword.
 //!
+//! - `clone/*`: the caller's part of the `fnabi-call` loop alone: its
+//!   owned argument cloned and dropped (no call).
+//!
 //! - `*/add_i32`: scalars only (no device work); `*/dyn_add_1MiB`: two
 //!   1 MiB arguments, where fnabi's cost is copying them into the device
 //!   buffers (results are not copied).
@@ -50,6 +53,8 @@ fn bench(c: &mut Criterion) {
     let out = f.call([Value::from(x.clone())]).unwrap();
     assert_eq!(out.as_array().unwrap().to_vec::<f32>().unwrap(), [2.0, 3.0, 4.0, 5.0]);
 
+    c.bench_function("clone/add_one", |b| b.iter(|| drop(black_box(Value::from(black_box(&x).clone())))));
+
     let mut p = f.prepare();
     let inputs = Value::Tuple(vec![Value::from(x.clone())]);
     c.bench_function("fnabi/add_one", |b| b.iter(|| p.call_bound(black_box(&inputs)).unwrap()));
@@ -67,6 +72,7 @@ fn bench(c: &mut Criterion) {
     c.bench_function("fnabi-call/dict8", |b| b.iter(|| f.call([black_box(&dict).clone()]).unwrap()));
     let out = f.call([dict.clone()]).unwrap();
     assert_eq!(out.as_array().unwrap().to_vec::<f32>().unwrap(), [28.0; 4]);
+    c.bench_function("clone/dict8", |b| b.iter(|| drop(black_box(black_box(&dict).clone()))));
 
     let mut p = f.prepare();
     let inputs = Value::Tuple(vec![dict]);
