@@ -18,8 +18,8 @@
 //! `f32`s, so a midpoint is an `f64` whose 29 bits below the `f32`
 //! significand are `1000…0`.
 
-/// The bytes that end a value ([`super::ENDS_VALUE`]) or the end: a
-/// literal read here must be the whole value.
+// A literal read here must be the whole value: it ends at one of these
+// bytes or at the end of the text.
 use super::ENDS_VALUE;
 
 /// `10^0 ..= 10^22`, each exact in `f64`.
