@@ -965,9 +965,10 @@ fn format_rows(a: &Array<'_>, shape: &[usize], steps: &[isize], off: isize, budg
 /// form follows from the value instead: a magnitude in `1.001e-4..=high`
 /// has a shortest decimal whose first digit is at 10^-4 ..= 10^11 (f32) or
 /// 10^14 (f64), where zmij's text is positional and this printer's too,
-/// and that text ends `.0` exactly when the value is an integer (below
-/// 2^53 every integer is a float, so a value that is not one has a
-/// shortest decimal that is not one either). Other values go through
+/// and that text ends `.0` exactly when the value is an integer (a value
+/// that is not one has an ulp below 1, so the integers about it are
+/// floats of its type and its shortest decimal is none of them; one that
+/// is has a shortest decimal that is an integer too). Other values go through
 /// `push_float`. The text is staged in a stack buffer, appended to `out`
 /// when nearly full.
 #[inline(always)]
