@@ -928,13 +928,13 @@ fn format_rows(a: &Array<'_>, shape: &[usize], steps: &[isize], off: isize, budg
     *budget -= n;
     match a.dtype() {
         DType::Scalar(ScalarType::F32) => {
-            format_float_row(n, POSITIONAL_F32, out, |i| {
+            format_float_row(n, ScalarType::F32, out, |i| {
                 let x = f32_at(a.storage_bytes(), (off + i as isize * steps[0]) as usize);
                 (f64::from(x), x.abs())
             });
         }
         DType::Scalar(ScalarType::F64) => {
-            format_float_row(n, POSITIONAL_F64, out, |i| {
+            format_float_row(n, ScalarType::F64, out, |i| {
                 let x = f64_at(a.storage_bytes(), (off + i as isize * steps[0]) as usize);
                 (x, x.abs())
             });
@@ -954,17 +954,17 @@ fn format_rows(a: &Array<'_>, shape: &[usize], steps: &[isize], off: isize, budg
 }
 
 /// The `n` values of an f32 or f64 row separated by spaces, each as
-/// [`push_float`] writes it; `value(i)` is value `i` and its magnitude in
-/// its own type, and `high` a magnitude below which that type prints
-/// positionally ([`POSITIONAL_F32`], [`POSITIONAL_F64`]).
+/// [`push_float`] writes it for `st` (f32 or f64); `value(i)` is value `i`
+/// and its magnitude in its own type.
 ///
 /// The common value is written without looking at zmij's text again:
 /// reading its last bytes and its start right after zmij wrote them byte
 /// by byte stalled the CPU (a load wider than the stores it reads, 13 % of
 /// the row), and a `String::push_str` per value was a `memcpy` call. Its
-/// form follows from the value instead: a magnitude in `1.001e-4..=high`
-/// has a shortest decimal whose first digit is at 10^-4 ..= 10^11 (f32) or
-/// 10^14 (f64), where zmij's text is positional and this printer's too,
+/// form follows from the value instead: a magnitude from `1.001e-4` to
+/// [`POSITIONAL_F32`] (or [`POSITIONAL_F64`]) has a shortest decimal whose
+/// first digit is at 10^-4 ..= 10^11 (f32) or 10^14 (f64), where zmij's
+/// text is positional and this printer's too,
 /// and that text ends `.0` exactly when the value is an integer (a value
 /// that is not one has an ulp below 1, so the integers about it are
 /// floats of its type and its shortest decimal is none of them; one that
@@ -972,7 +972,8 @@ fn format_rows(a: &Array<'_>, shape: &[usize], steps: &[isize], off: isize, budg
 /// `push_float`. The text is staged in a stack buffer, appended to `out`
 /// when nearly full.
 #[inline(always)]
-fn format_float_row<F: zmij::Float>(n: usize, high: f64, out: &mut String, value: impl Fn(usize) -> (f64, F)) {
+fn format_float_row<F: zmij::Float>(n: usize, st: ScalarType, out: &mut String, value: impl Fn(usize) -> (f64, F)) {
+    let high = if st == ScalarType::F32 { POSITIONAL_F32 } else { POSITIONAL_F64 };
     const CAP: usize = 1024;
     // A value takes at most 48 bytes (`push_float`'s layout buffer), a
     // separator one more.
@@ -1000,7 +1001,7 @@ fn format_float_row<F: zmij::Float>(n: usize, high: f64, out: &mut String, value
             k += text.len();
         } else {
             other.clear();
-            push_float(v, if size_of::<F>() == 4 { ScalarType::F32 } else { ScalarType::F64 }, &mut other);
+            push_float(v, st, &mut other);
             copy_short(&mut stage[k..], other.as_bytes());
             k += other.len();
         }
