@@ -12,7 +12,7 @@
 use crate::error::IreeError;
 use crate::fastpack::{self, FastLeaf};
 use crate::ffi::{self, check, sys};
-use crate::list::{Marshal, OwnedRef, RtList, RtSink, read_items};
+use crate::list::{Marshal, OutputItems, OwnedRef, RtList, RtSink, read_outputs};
 use crate::module::ModuleInner;
 use crate::runtime::DeviceHandle;
 use crate::staging::Staging;
@@ -326,9 +326,12 @@ impl IreeFunction {
         }
         // SAFETY: the output list is live and its views belong to the
         // module's device.
-        let results = unsafe { read_items(&m.device, state.outputs.as_ptr()) };
+        let result = unsafe { read_outputs(&m.device, state.outputs.as_ptr()) };
         state.outputs.clear();
-        self.abi.unpack_results(results?)
+        match result? {
+            OutputItems::One(x) => self.abi.unpack_one_result(x),
+            OutputItems::Many(xs) => self.abi.unpack_results(xs),
+        }
     }
 
     /// Arguments of `call_bound`: a tuple is the positional arguments, a

@@ -424,6 +424,31 @@ pub(crate) unsafe fn read_items(
     unsafe { read_items_at(device, list, 0) }
 }
 
+/// The elements of a call's output list: its one value (most functions),
+/// kept out of a `Vec`, or all of them.
+pub(crate) enum OutputItems {
+    One(Variant<'static>),
+    Many(Vec<Variant<'static>>),
+}
+
+/// [`read_items`] of a call's output list, with no list allocated when it
+/// holds one value.
+///
+/// # Safety
+/// As for [`read_items`].
+pub(crate) unsafe fn read_outputs(
+    device: &Arc<DeviceHandle>,
+    list: *mut sys::iree_vm_list_t,
+) -> Result<OutputItems, fnabi_core::Error> {
+    // SAFETY: the list is live (caller).
+    if unsafe { sys::iree_vm_list_size(list) } == 1 {
+        // SAFETY: element 0 of a live list of one (caller).
+        return unsafe { read_item(device, list, 0, 0) }.map(OutputItems::One);
+    }
+    // SAFETY: forwarded.
+    unsafe { read_items(device, list) }.map(OutputItems::Many)
+}
+
 /// # Safety
 /// As for [`read_items`].
 unsafe fn read_items_at(
@@ -438,17 +463,31 @@ unsafe fn read_items_at(
     let n = unsafe { sys::iree_vm_list_size(list) };
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
-        // SAFETY: a zeroed variant is the empty variant.
-        let mut var: sys::iree_vm_variant_t = unsafe { std::mem::zeroed() };
-        // SAFETY: i < size; `assign` borrows any ref without retaining it,
-        // and the list keeps it alive while it is read here.
-        check(unsafe { sys::iree_vm_list_get_variant_assign(list, i, &mut var) }, || {
-            format!("reading element {i} of a result list")
-        })?;
-        // SAFETY: `var` was just filled from the live list.
-        out.push(unsafe { read_variant(device, &var, depth) }?);
+        // SAFETY: i < size of the live list (caller).
+        out.push(unsafe { read_item(device, list, i, depth) }?);
     }
     Ok(out)
+}
+
+/// Element `i` of a runtime list as an fnabi VM value.
+///
+/// # Safety
+/// As for [`read_items`], and `i` is below the list's size.
+pub(crate) unsafe fn read_item(
+    device: &Arc<DeviceHandle>,
+    list: *mut sys::iree_vm_list_t,
+    i: usize,
+    depth: usize,
+) -> Result<Variant<'static>, fnabi_core::Error> {
+    // SAFETY: a zeroed variant is the empty variant.
+    let mut var: sys::iree_vm_variant_t = unsafe { std::mem::zeroed() };
+    // SAFETY: i < size (caller); `assign` borrows any ref without retaining
+    // it, and the list keeps it alive while it is read here.
+    check(unsafe { sys::iree_vm_list_get_variant_assign(list, i, &mut var) }, || {
+        format!("reading element {i} of a result list")
+    })?;
+    // SAFETY: `var` was just filled from the live list.
+    unsafe { read_variant(device, &var, depth) }
 }
 
 /// # Safety

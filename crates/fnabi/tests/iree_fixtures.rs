@@ -577,3 +577,46 @@ fn container_errors() {
     let msg = hit.unwrap();
     assert!(msg.contains("export \"add\" has internal ordinal 1000 but there are "), "{msg}");
 }
+
+/// `unpack_one_result` (the runtime's one output, with no list around it)
+/// gives what `unpack_results` of a one-element list gives, errors included,
+/// in every mode and for every kind of declared result.
+#[test]
+fn one_result_unpacks_as_a_list_of_one() {
+    let a = f32s(&[4], &[1.0, 2.0, 3.0, 4.0]);
+    let list = Variant::list(VmList::from_variants(vec![bv(a.clone()), bv(a.clone())]));
+    let abis = [
+        ("dynamic", FunctionAbi::dynamic()),
+        ("add_one", abi_of("add", "add_one")),
+        ("add_i32", abi_of("add", "add_i32")),
+        ("dict_in_list_out", abi_of("nested", "dict_in_list_out")),
+        ("dict_in_tuple_out", abi_of("nested", "dict_in_tuple_out")),
+        ("sum_and_product", abi_of("multi_result", "sum_and_product")),
+        ("dyn_dim", abi_of("dynamic", "dyn_dim")),
+        (
+            "i8 result",
+            FunctionAbi::from_reflection(&FunctionReflection::parse(r#"{"a": [], "r": ["i8"], "v": 1}"#).unwrap()),
+        ),
+        (
+            "no results",
+            FunctionAbi::from_reflection(&FunctionReflection::parse(r#"{"a": [], "r": [], "v": 1}"#).unwrap()),
+        ),
+    ];
+    let values =
+        [bv(a.clone()), list, Variant::I32(7), Variant::I64(-3), Variant::F32(0.5), Variant::None, Variant::I8(-128)];
+    let mut outcomes = [0usize; 2];
+    for (name, abi) in &abis {
+        for x in &values {
+            let one = abi.unpack_one_result(x.clone());
+            let listed = abi.unpack_results(vec![x.clone()]);
+            match (&one, &listed) {
+                (Ok(o), Ok(l)) => assert_eq!(o, l, "{name}, {x}"),
+                (Err(o), Err(l)) => assert_eq!(o.to_string(), l.to_string(), "{name}, {x}"),
+                _ => panic!("{name}, {x}: {one:?} against {listed:?}"),
+            }
+            outcomes[usize::from(one.is_ok())] += 1;
+        }
+    }
+    // Both outcomes are exercised.
+    assert!(outcomes[0] > 5 && outcomes[1] > 5, "{outcomes:?}");
+}

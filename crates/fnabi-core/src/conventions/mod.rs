@@ -486,6 +486,20 @@ impl FunctionAbi {
         Ok(out)
     }
 
+    /// [`unpack_results`](Self::unpack_results) of a call that returned one
+    /// VM value (most functions): the same host result, with no list made
+    /// around the value unless the function's one result is a structure
+    /// record (whose packing looks at the list).
+    pub fn unpack_one_result<'a>(&self, x: Variant<'a>) -> Result<Value<'a>, Error> {
+        match self.results.as_deref() {
+            None => dynamic_from_vm(x, &At::root(&Root::Result(0))),
+            Some([t]) if !matches!(t, ParamType::Record(r) if r.is_structure()) => {
+                self.unpack_result(0, x, t, Conv { casts: self.casts })
+            }
+            Some(_) => self.unpack_results(vec![x]),
+        }
+    }
+
     /// Converts the VM results into the host result: none for no results,
     /// the value for one, a tuple for more (see [`ResultPacking`] for a
     /// single structure record).
