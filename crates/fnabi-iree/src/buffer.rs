@@ -358,9 +358,13 @@ fn write(device: &DeviceHandle, buffer: NonNull<sys::iree_hal_buffer_t>, bytes: 
 
 /// A read mapping of a buffer view, with a reference that keeps the view
 /// (and its buffer) alive, and the device that keeps the buffer's allocator
-/// alive: the owner of a result array's memory.
+/// alive: the owner of a result array's memory. (The scoped mapping's own
+/// reference to the buffer is not enough: a later call reused the memory
+/// of a result whose view was released, in `threads_share_a_function`.)
 struct MappedView {
+    /// Zeroed until mapped; unmapping a zeroed mapping does nothing.
     mapping: sys::iree_hal_buffer_mapping_t,
+    /// Retained by whoever makes the owner; released once, after the unmap.
     view: NonNull<sys::iree_hal_buffer_view_t>,
     /// Released after the view (fields drop after `drop`'s body).
     _device: Arc<DeviceHandle>,
@@ -368,15 +372,16 @@ struct MappedView {
 
 // SAFETY: the mapping is read-only host memory of a buffer kept alive by
 // the retained view; unmapping and releasing are thread-safe IREE calls,
-// and nothing mutates the mapping struct after creation.
+// and nothing mutates the mapping struct once it is made.
 unsafe impl Send for MappedView {}
 // SAFETY: see `Send`: shared access never touches the struct.
 unsafe impl Sync for MappedView {}
 
 impl Drop for MappedView {
     fn drop(&mut self) {
-        // SAFETY: the mapping was made by iree_hal_buffer_map_range and is
-        // unmapped once; the view reference is owned by this value.
+        // SAFETY: the mapping was made by iree_hal_buffer_map_range (or is
+        // still zeroed) and is unmapped once; the view reference is owned
+        // by this value.
         unsafe {
             let _ = check(sys::iree_hal_buffer_unmap_range(&mut self.mapping), String::new);
             sys::iree_hal_buffer_view_release(self.view.as_ptr());
@@ -432,10 +437,16 @@ pub(crate) unsafe fn array_of_view(
     }
     // SAFETY: `view` is live; its buffer lives as long as the view.
     let buffer = unsafe { sys::iree_hal_buffer_view_buffer(v) };
+    // The owner is boxed first and the mapping written straight into it:
+    // made on the stack and moved into its box, the mapping (written by the
+    // runtime a word at a time) was read back wider than it was written.
+    // SAFETY: +1 on the live view, owned by the MappedView from here on.
+    unsafe { sys::iree_hal_buffer_view_retain(v) };
     // SAFETY: a zeroed mapping struct is the documented initial state.
-    let mut mapping: sys::iree_hal_buffer_mapping_t = unsafe { std::mem::zeroed() };
+    let mut owner = Box::new(MappedView { mapping: unsafe { std::mem::zeroed() }, view, _device: device.clone() });
     // SAFETY: `buffer` is live and at least `len` bytes long (the view's
-    // byte length); out-pointer to a local.
+    // byte length); the out-pointer is the boxed owner's mapping, which a
+    // failed map leaves zeroed.
     let mapped = unsafe {
         sys::iree_hal_buffer_map_range(
             buffer,
@@ -443,26 +454,23 @@ pub(crate) unsafe fn array_of_view(
             sys::iree_hal_memory_access_bits_t_IREE_HAL_MEMORY_ACCESS_READ as _,
             0,
             len,
-            &mut mapping,
+            &mut owner.mapping,
         )
     };
     if mapped.is_null() {
-        let ptr = mapping.contents.data;
-        if let Some(p) = NonNull::new(ptr)
-            && mapping.contents.data_length >= len
+        let contents = owner.mapping.contents;
+        if let Some(p) = NonNull::new(contents.data)
+            && contents.data_length >= len
             && dtype.is_aligned(p.as_ptr() as usize)
         {
-            // SAFETY: +1 on the live view, owned by the MappedView.
-            unsafe { sys::iree_hal_buffer_view_retain(v) };
-            let owner = MappedView { mapping, view, _device: device.clone() };
             // SAFETY: p..p+len is mapped, readable host memory that stays
             // valid while `owner` holds the mapping and the view; nobody
             // writes a result buffer after the call returned it.
-            let host = unsafe { HostBuffer::from_owner(p, len, false, Box::new(owner)) };
+            let host = unsafe { HostBuffer::from_owner(p, len, false, owner) };
             return Array::boxed_from_buffer(dtype, &shape, Arc::new(host));
         }
-        // SAFETY: unmaps the mapping just made.
-        let _ = check(unsafe { sys::iree_hal_buffer_unmap_range(&mut mapping) }, String::new);
+        // Unmapped and the view released when `owner` drops.
+        drop(owner);
     } else {
         let _ = check(mapped, String::new);
     }
