@@ -257,6 +257,31 @@ fn check_layout(
     Ok(())
 }
 
+/// [`check_layout`] of a row-major array at byte offset 0, the same
+/// outcome and errors: its bytes end at `count × element size`, so that
+/// product is all there is to check (each stride's extent is below it).
+fn check_row_major(dtype: DType, shape: &[usize], base: *const u8, len: usize) -> Result<(), Error> {
+    let count = element_count(shape)?;
+    if count > 0 {
+        let end =
+            count.checked_mul(dtype.size()).filter(|&e| isize::try_from(e).is_ok()).ok_or_else(|| overflow(shape))?;
+        if end > len {
+            return Err(Error::invalid_argument(format!(
+                "array {dtype}{shape:?} with strides {:?} at byte offset 0 addresses bytes [0, {end}) outside its \
+                 {len}-byte storage",
+                c_strides(shape)
+            )));
+        }
+    }
+    if !dtype.is_aligned(base as usize) {
+        return Err(Error::invalid_argument(format!(
+            "array data at byte offset 0 is not aligned to its {}-byte {dtype} elements",
+            dtype.size()
+        )));
+    }
+    Ok(())
+}
+
 pub(crate) fn bytes_of<T: Element>(s: &[T]) -> &[u8] {
     // SAFETY: Element types are plain data; a `[T]` is readable as bytes.
     unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
@@ -400,9 +425,9 @@ impl<'a> Array<'a> {
         if dtype == DType::Bool {
             check_bools(buffer.as_bytes())?;
         }
-        let strides = c_strides(shape);
         let storage = Storage::shared(buffer);
-        check_layout(dtype, shape, &strides, 0, storage.base(), storage.len())?;
+        check_row_major(dtype, shape, storage.base(), storage.len())?;
+        let strides = c_strides(shape);
         // SAFETY: `shape` and its row-major strides have one length; the
         // layout was just checked against the storage, and so were a bool
         // array's bytes.

@@ -322,3 +322,27 @@ proptest::proptest! {
         }
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4_000))]
+    /// `check_row_major` decides what `check_layout` of the row-major
+    /// strides at offset 0 decides, with the same message: shapes of ranks
+    /// 0–6 (extents up to 2^62, so products overflow), storage lengths
+    /// around the array's bytes, aligned and misaligned bases.
+    #[test]
+    fn the_row_major_check_is_the_layout_check(
+        dims in proptest::collection::vec(proptest::prop_oneof![0usize..5, 0usize..(1 << 62)], 0..7),
+        pick in 0usize..5,
+        slack in -9isize..9,
+        misaligned in proptest::prelude::any::<bool>(),
+    ) {
+        let dtype = [DType::U8, DType::I16, DType::I32, DType::U64, DType::Bool][pick];
+        let bytes = dims.iter().try_fold(dtype.size(), |a, &n| a.checked_mul(n)).unwrap_or(usize::MAX);
+        let len = bytes.saturating_add_signed(slack);
+        let base = (4096 + usize::from(misaligned)) as *const u8;
+        let strides = c_strides(&dims);
+        let layout = check_layout(dtype, &dims, &strides, 0, base, len).map_err(|e| e.to_string());
+        let row_major = check_row_major(dtype, &dims, base, len).map_err(|e| e.to_string());
+        proptest::prop_assert_eq!(row_major, layout, "{:?} {} {}", dims, dtype, len);
+    }
+}
