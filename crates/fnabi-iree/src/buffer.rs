@@ -359,8 +359,9 @@ fn write(device: &DeviceHandle, buffer: NonNull<sys::iree_hal_buffer_t>, bytes: 
 /// A read mapping of a buffer view, with a reference that keeps the view
 /// (and its buffer) alive, and the device that keeps the buffer's allocator
 /// alive: the owner of a result array's memory. (The scoped mapping's own
-/// reference to the buffer is not enough: a later call reused the memory
-/// of a result whose view was released, in `threads_share_a_function`.)
+/// reference to the buffer is not enough: with only that, another
+/// thread's call wrote its result into the memory of one whose view had
+/// been released, in `threads_share_a_function`.)
 struct MappedView {
     /// Zeroed until mapped; unmapping a zeroed mapping does nothing.
     mapping: sys::iree_hal_buffer_mapping_t,

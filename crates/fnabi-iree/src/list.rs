@@ -473,7 +473,7 @@ unsafe fn read_items_at(
 ///
 /// # Safety
 /// As for [`read_items`], and `i` is below the list's size.
-pub(crate) unsafe fn read_item(
+unsafe fn read_item(
     device: &Arc<DeviceHandle>,
     list: *mut sys::iree_vm_list_t,
     i: usize,
