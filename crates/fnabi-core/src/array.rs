@@ -239,22 +239,44 @@ fn check_layout(
         let (start, end) = (off.checked_add(lo), off.checked_add(hi));
         let ok = matches!((start, end), (Some(s), Some(e)) if s >= 0 && e as usize <= len);
         if !ok {
-            return Err(Error::invalid_argument(format!(
-                "array {dtype}{shape:?} with strides {strides:?} at byte offset {offset} addresses bytes \
-                 [{}, {}) outside its {len}-byte storage",
-                off.saturating_add(lo),
-                off.saturating_add(hi)
-            )));
+            let bytes = (off.saturating_add(lo), off.saturating_add(hi));
+            return Err(outside_storage(dtype, shape, strides, offset, bytes, len));
         }
     } else if offset > len {
         return Err(Error::invalid_argument(format!("byte offset {offset} is past the {len}-byte storage")));
     }
     if !dtype.is_aligned((base as usize).wrapping_add(offset)) {
-        return Err(Error::invalid_argument(format!(
-            "array data at byte offset {offset} is not aligned to its {es}-byte {dtype} elements"
-        )));
+        return Err(misaligned(dtype, offset));
     }
     Ok(())
+}
+
+/// The error of an array whose elements address `bytes` (relative to its
+/// storage) beyond its `len`-byte storage.
+#[cold]
+fn outside_storage(
+    dtype: DType,
+    shape: &[usize],
+    strides: &[isize],
+    offset: usize,
+    bytes: (isize, isize),
+    len: usize,
+) -> Error {
+    Error::invalid_argument(format!(
+        "array {dtype}{shape:?} with strides {strides:?} at byte offset {offset} addresses bytes [{}, {}) outside \
+         its {len}-byte storage",
+        bytes.0, bytes.1
+    ))
+}
+
+/// The error of an array whose first element, at byte `offset` of its
+/// storage, is not aligned for `dtype`.
+#[cold]
+fn misaligned(dtype: DType, offset: usize) -> Error {
+    Error::invalid_argument(format!(
+        "array data at byte offset {offset} is not aligned to its {}-byte {dtype} elements",
+        dtype.size()
+    ))
 }
 
 /// [`check_layout`] of a row-major array at byte offset 0, the same
@@ -266,18 +288,12 @@ fn check_row_major(dtype: DType, shape: &[usize], base: *const u8, len: usize) -
         let end =
             count.checked_mul(dtype.size()).filter(|&e| isize::try_from(e).is_ok()).ok_or_else(|| overflow(shape))?;
         if end > len {
-            return Err(Error::invalid_argument(format!(
-                "array {dtype}{shape:?} with strides {:?} at byte offset 0 addresses bytes [0, {end}) outside its \
-                 {len}-byte storage",
-                c_strides(shape)
-            )));
+            // `end` fits in isize (checked above).
+            return Err(outside_storage(dtype, shape, &c_strides(shape), 0, (0, end as isize), len));
         }
     }
     if !dtype.is_aligned(base as usize) {
-        return Err(Error::invalid_argument(format!(
-            "array data at byte offset 0 is not aligned to its {}-byte {dtype} elements",
-            dtype.size()
-        )));
+        return Err(misaligned(dtype, 0));
     }
     Ok(())
 }
