@@ -31,7 +31,7 @@
 
 use criterion::Criterion;
 use fnabi::vm::{BufferView, Variant, VmList};
-use fnabi::{Array, Value};
+use fnabi::{Array, Function, Value};
 use fnabi_iree::{Device, IreeModule};
 use std::hint::black_box;
 
@@ -45,58 +45,118 @@ fn bv(a: &Array<'static>) -> Variant<'static> {
     Variant::buffer_view(BufferView::new(a.clone()).unwrap())
 }
 
-fn bench(c: &mut Criterion) {
-    let add = load("add");
-    let nested = load("nested");
-    let x = Array::from_vec(&[4], vec![1.0f32, 2.0, 3.0, 4.0]).unwrap();
-    let ks: Vec<Array<'static>> = (0..8).map(|k| Array::from_vec(&[4], vec![k as f32; 4]).unwrap()).collect();
+/// The modules and arguments of the rows.
+struct Fixtures {
+    add: IreeModule,
+    nested: IreeModule,
+    x: Array<'static>,
+    ks: Vec<Array<'static>>,
+    /// `dict8`'s argument: `ks` under keys `k0`…`k7`.
+    dict: Value<'static>,
+}
 
-    // ---- add_one -------------------------------------------------------------
-    let mut raw = add.vm_call("add_one", &VmList::from_variants(vec![bv(&x)])).unwrap();
-    c.bench_function("raw/add_one", |b| b.iter(|| raw.invoke().unwrap()));
+impl Fixtures {
+    fn new() -> Self {
+        let ks: Vec<Array<'static>> = (0..8).map(|k| Array::from_vec(&[4], vec![k as f32; 4]).unwrap()).collect();
+        let dict = Value::dict(ks.iter().enumerate().map(|(k, a)| (format!("k{k}"), Value::from(a.clone()))));
+        Fixtures {
+            add: load("add"),
+            nested: load("nested"),
+            x: Array::from_vec(&[4], vec![1.0f32, 2.0, 3.0, 4.0]).unwrap(),
+            ks,
+            dict,
+        }
+    }
+}
+
+/// The functions the rows call, apart from the fixtures: their prepared
+/// calls borrow them.
+struct Functions {
+    add_one: Function,
+    dict8: Function,
+    add_i32: Function,
+}
+
+/// One function's timed calls: the criterion rows `raw/NAME`,
+/// `fnabi/NAME`, `fnabi-call/NAME` and `clone/NAME` time these, and so do
+/// the paired rounds, `k` calls a batch.
+struct Contenders<'r> {
+    name: &'static str,
+    k: usize,
+    raw: Box<dyn FnMut() + 'r>,
+    prepared: Box<dyn FnMut() + 'r>,
+    call: Box<dyn FnMut() + 'r>,
+    /// The `fnabi-call` loop's own argument clone (none for scalars).
+    clone: Option<Box<dyn FnMut() + 'r>>,
+}
+
+fn contenders<'r>(fx: &'r Fixtures, fs: &'r Functions) -> [Contenders<'r>; 3] {
+    let (x, dict) = (&fx.x, &fx.dict);
+    let mut raw1 = fx.add.vm_call("add_one", &VmList::from_variants(vec![bv(x)])).unwrap();
+    let mut p1 = fs.add_one.prepare();
+    let in1 = Value::Tuple(vec![Value::from(x.clone())]);
+    let inner = VmList::from_variants(fx.ks.iter().map(bv).collect());
+    let mut raw8 = fx.nested.vm_call("dict8", &VmList::from_variants(vec![Variant::list(inner)])).unwrap();
+    let mut p8 = fs.dict8.prepare();
+    let in8 = Value::Tuple(vec![dict.clone()]);
+    let mut rawi = fx.add.vm_call("add_i32", &VmList::from_variants(vec![Variant::I32(2), Variant::I32(40)])).unwrap();
+    let mut pi = fs.add_i32.prepare();
+    let ini = Value::Tuple(vec![Value::Int(2), Value::Int(40)]);
+    [
+        Contenders {
+            name: "add_one",
+            k: 2000,
+            raw: Box::new(move || raw1.invoke().unwrap()),
+            prepared: Box::new(move || drop(black_box(p1.call_bound(black_box(&in1)).unwrap()))),
+            call: Box::new(move || drop(black_box(fs.add_one.call([Value::from(black_box(x).clone())]).unwrap()))),
+            clone: Some(Box::new(move || drop(black_box(Value::from(black_box(x).clone()))))),
+        },
+        Contenders {
+            name: "dict8",
+            k: 1000,
+            raw: Box::new(move || raw8.invoke().unwrap()),
+            prepared: Box::new(move || drop(black_box(p8.call_bound(black_box(&in8)).unwrap()))),
+            call: Box::new(move || drop(black_box(fs.dict8.call([black_box(dict).clone()]).unwrap()))),
+            clone: Some(Box::new(move || drop(black_box(black_box(dict).clone())))),
+        },
+        Contenders {
+            name: "add_i32",
+            k: 20000,
+            raw: Box::new(move || rawi.invoke().unwrap()),
+            prepared: Box::new(move || drop(black_box(pi.call_bound(black_box(&ini)).unwrap()))),
+            call: Box::new(move || {
+                drop(black_box(fs.add_i32.call([Value::Int(2), Value::Int(black_box(40))]).unwrap()))
+            }),
+            clone: None,
+        },
+    ]
+}
+
+fn bench(c: &mut Criterion, fx: &Fixtures, fs: &Functions) {
+    // What the timed calls compute.
+    let mut raw = fx.add.vm_call("add_one", &VmList::from_variants(vec![bv(&fx.x)])).unwrap();
     raw.invoke().unwrap();
     let out = raw.results().unwrap();
     assert_eq!(out[0].as_buffer_view().unwrap().array().to_vec::<f32>().unwrap(), [2.0, 3.0, 4.0, 5.0]);
-
-    let f = add.function("add_one").unwrap();
-    c.bench_function("fnabi-call/add_one", |b| b.iter(|| f.call([Value::from(black_box(&x).clone())]).unwrap()));
-    let out = f.call([Value::from(x.clone())]).unwrap();
+    let out = fs.add_one.call([Value::from(fx.x.clone())]).unwrap();
     assert_eq!(out.as_array().unwrap().to_vec::<f32>().unwrap(), [2.0, 3.0, 4.0, 5.0]);
-
-    c.bench_function("clone/add_one", |b| b.iter(|| drop(black_box(Value::from(black_box(&x).clone())))));
-
-    let mut p = f.prepare();
-    let inputs = Value::Tuple(vec![Value::from(x.clone())]);
-    c.bench_function("fnabi/add_one", |b| b.iter(|| p.call_bound(black_box(&inputs)).unwrap()));
-
-    // ---- dict8: one dict of 8 arrays, packed as a list of 8 buffer views ---
-    let inner = VmList::from_variants(ks.iter().map(bv).collect());
-    let mut raw = nested.vm_call("dict8", &VmList::from_variants(vec![Variant::list(inner)])).unwrap();
-    c.bench_function("raw/dict8", |b| b.iter(|| raw.invoke().unwrap()));
+    let inner = VmList::from_variants(fx.ks.iter().map(bv).collect());
+    let mut raw = fx.nested.vm_call("dict8", &VmList::from_variants(vec![Variant::list(inner)])).unwrap();
     raw.invoke().unwrap();
     let out = raw.results().unwrap();
     assert_eq!(out[0].as_buffer_view().unwrap().array().to_vec::<f32>().unwrap(), [28.0; 4]);
-
-    let f = nested.function("dict8").unwrap();
-    let dict = Value::dict(ks.iter().enumerate().map(|(k, a)| (format!("k{k}"), Value::from(a.clone()))));
-    c.bench_function("fnabi-call/dict8", |b| b.iter(|| f.call([black_box(&dict).clone()]).unwrap()));
-    let out = f.call([dict.clone()]).unwrap();
+    let out = fs.dict8.call([fx.dict.clone()]).unwrap();
     assert_eq!(out.as_array().unwrap().to_vec::<f32>().unwrap(), [28.0; 4]);
-    c.bench_function("clone/dict8", |b| b.iter(|| drop(black_box(black_box(&dict).clone()))));
+    assert_eq!(fs.add_i32.call([Value::Int(2), Value::Int(40)]).unwrap(), Value::Int(42));
 
-    let mut p = f.prepare();
-    let inputs = Value::Tuple(vec![dict]);
-    c.bench_function("fnabi/dict8", |b| b.iter(|| p.call_bound(black_box(&inputs)).unwrap()));
-
-    // ---- add_i32: scalars only (no device work) -------------------------------
-    let mut raw = add.vm_call("add_i32", &VmList::from_variants(vec![Variant::I32(2), Variant::I32(40)])).unwrap();
-    c.bench_function("raw/add_i32", |b| b.iter(|| raw.invoke().unwrap()));
-    let f = add.function("add_i32").unwrap();
-    let mut p = f.prepare();
-    let inputs = Value::Tuple(vec![Value::Int(2), Value::Int(40)]);
-    c.bench_function("fnabi/add_i32", |b| b.iter(|| p.call_bound(black_box(&inputs)).unwrap()));
-    c.bench_function("fnabi-call/add_i32", |b| b.iter(|| f.call([Value::Int(2), Value::Int(black_box(40))]).unwrap()));
-    assert_eq!(f.call([Value::Int(2), Value::Int(40)]).unwrap(), Value::Int(42));
+    for mut t in contenders(fx, fs) {
+        c.bench_function(&format!("raw/{}", t.name), |b| b.iter(&mut t.raw));
+        c.bench_function(&format!("fnabi-call/{}", t.name), |b| b.iter(&mut t.call));
+        if let Some(clone) = &mut t.clone {
+            c.bench_function(&format!("clone/{}", t.name), |b| b.iter(&mut *clone));
+        }
+        c.bench_function(&format!("fnabi/{}", t.name), |b| b.iter(&mut t.prepared));
+    }
 
     // ---- dyn_add of two 1 MiB arrays: the copy into device buffers -----------
     let dynamic = load("dynamic");
@@ -109,16 +169,6 @@ fn bench(c: &mut Criterion) {
     c.bench_function("fnabi/dyn_add_1MiB", |b| b.iter(|| p.call_bound(black_box(&inputs)).unwrap()));
     let out = p.call_bound(&inputs).unwrap();
     assert_eq!(out.as_array().unwrap().get::<f32>(&[65535, 3]).unwrap(), 3.0);
-}
-
-/// The calls one function's paired rounds time, each run `k` times a batch.
-struct Contenders<'r> {
-    name: &'static str,
-    k: usize,
-    raw: Box<dyn FnMut() + 'r>,
-    prepared: Box<dyn FnMut() + 'r>,
-    call: Box<dyn FnMut() + 'r>,
-    clone: Box<dyn FnMut() + 'r>,
 }
 
 /// Seconds per call of `k` calls of `f`.
@@ -137,57 +187,16 @@ fn spread(v: &mut [f64]) -> (f64, f64, f64) {
 }
 
 /// What fnabi adds to the raw invoke, in alternated rounds (see the module docs).
-fn paired() {
-    let add = load("add");
-    let nested = load("nested");
-    let x = Array::from_vec(&[4], vec![1.0f32, 2.0, 3.0, 4.0]).unwrap();
-    let ks: Vec<Array<'static>> = (0..8).map(|k| Array::from_vec(&[4], vec![k as f32; 4]).unwrap()).collect();
-    let dict = Value::dict(ks.iter().enumerate().map(|(k, a)| (format!("k{k}"), Value::from(a.clone()))));
-    let (one, d8, i32s) =
-        (add.function("add_one").unwrap(), nested.function("dict8").unwrap(), add.function("add_i32").unwrap());
-    let (mut p1, mut p8, mut pi) = (one.prepare(), d8.prepare(), i32s.prepare());
-    let in1 = Value::Tuple(vec![Value::from(x.clone())]);
-    let in8 = Value::Tuple(vec![dict.clone()]);
-    let ini = Value::Tuple(vec![Value::Int(2), Value::Int(40)]);
-    let mut r1 = add.vm_call("add_one", &VmList::from_variants(vec![bv(&x)])).unwrap();
-    let inner = VmList::from_variants(ks.iter().map(bv).collect());
-    let mut r8 = nested.vm_call("dict8", &VmList::from_variants(vec![Variant::list(inner)])).unwrap();
-    let mut ri = add.vm_call("add_i32", &VmList::from_variants(vec![Variant::I32(2), Variant::I32(40)])).unwrap();
-    let mut all = [
-        Contenders {
-            name: "add_one",
-            k: 2000,
-            raw: Box::new(|| r1.invoke().unwrap()),
-            prepared: Box::new(|| drop(black_box(p1.call_bound(black_box(&in1)).unwrap()))),
-            call: Box::new(|| drop(black_box(one.call([Value::from(black_box(&x).clone())]).unwrap()))),
-            clone: Box::new(|| drop(black_box(Value::from(black_box(&x).clone())))),
-        },
-        Contenders {
-            name: "dict8",
-            k: 1000,
-            raw: Box::new(|| r8.invoke().unwrap()),
-            prepared: Box::new(|| drop(black_box(p8.call_bound(black_box(&in8)).unwrap()))),
-            call: Box::new(|| drop(black_box(d8.call([black_box(&dict).clone()]).unwrap()))),
-            clone: Box::new(|| drop(black_box(black_box(&dict).clone()))),
-        },
-        Contenders {
-            name: "add_i32",
-            k: 20000,
-            raw: Box::new(|| ri.invoke().unwrap()),
-            prepared: Box::new(|| drop(black_box(pi.call_bound(black_box(&ini)).unwrap()))),
-            call: Box::new(|| drop(black_box(i32s.call([Value::Int(2), Value::Int(black_box(40))]).unwrap()))),
-            clone: Box::new(|| {}),
-        },
-    ];
+fn paired(fx: &Fixtures, fs: &Functions) {
     println!("\nwhat fnabi adds to the raw invoke, µs per call (median of 31 alternated rounds [min, max]):");
     let mut rows = Vec::new();
-    for c in &mut all {
+    for mut c in contenders(fx, fs) {
         let (mut raw, mut prepared, mut call, mut own) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for round in 0..32 {
             let r = per_call(c.k, &mut c.raw);
             let p = per_call(c.k, &mut c.prepared);
             let f = per_call(c.k, &mut c.call);
-            let cl = per_call(c.k, &mut c.clone);
+            let cl = c.clone.as_mut().map_or(0.0, |clone| per_call(c.k, clone));
             if round > 0 {
                 // The first round warms everything up.
                 raw.push(r * 1e6);
@@ -218,8 +227,14 @@ fn paired() {
 }
 
 fn main() {
+    let fx = Fixtures::new();
+    let fs = Functions {
+        add_one: fx.add.function("add_one").unwrap(),
+        dict8: fx.nested.function("dict8").unwrap(),
+        add_i32: fx.add.function("add_i32").unwrap(),
+    };
     let mut c = Criterion::default().configure_from_args();
-    bench(&mut c);
+    bench(&mut c, &fx, &fs);
     c.final_summary();
     // `cargo test --all-targets` runs benches once as tests: no rounds then.
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -228,6 +243,6 @@ fn main() {
         .enumerate()
         .find(|(i, a)| !a.starts_with('-') && (*i == 0 || !args[i - 1].starts_with("--") || args[i - 1] == "--bench"));
     if args.iter().any(|a| a == "--bench") && filter.is_none_or(|(_, f)| f.contains("paired")) {
-        paired();
+        paired(&fx, &fs);
     }
 }
