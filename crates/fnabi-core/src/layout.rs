@@ -18,9 +18,9 @@
 //! | anything else | element loop |
 //!
 //! Outer dims of stride 0 are produced once and then duplicated with
-//! `memcpy`. Outputs of [`NON_TEMPORAL_THRESHOLD`] bytes or more are written
-//! with non-temporal stores where the kernel has them, as `memcpy` does for
-//! large copies. Element sizes 1, 2, 4 and 8 bytes are supported (every
+//! `memcpy`. Outputs of [`non_temporal_threshold`] bytes or more are
+//! written with non-temporal stores where the kernel has them, as `memcpy`
+//! does for large copies. Element sizes 1, 2, 4 and 8 bytes are supported (every
 //! [`DType`]).
 //!
 //! ```
@@ -40,14 +40,36 @@ use fnabi_abi::raw::DimOrder;
 use fnabi_abi::scalar::{DType, ScalarType};
 use std::sync::Arc;
 
+mod cache;
 mod kernels;
 
 use kernels::kernel;
 
+/// The largest [`non_temporal_threshold`] on any CPU: outputs of this many
+/// bytes or more are always written with non-temporal (streaming) stores
+/// where a kernel supports them, bypassing the caches as `memcpy` does for
+/// large copies.
+pub const NON_TEMPORAL_CEILING: usize = 8 << 20;
+
 /// Outputs of at least this many bytes are written with non-temporal
-/// (streaming) stores where a kernel supports them, bypassing the caches as
-/// `memcpy` does for large copies.
-pub const NON_TEMPORAL_THRESHOLD: usize = 8 << 20;
+/// stores where a kernel supports them: half the last-level cache the
+/// system reports for CPU 0 (an output that large and its source fill that
+/// cache, so ordinary stores would only evict one with the other and read
+/// each output line before writing it), between 1 MiB and
+/// [`NON_TEMPORAL_CEILING`]; the ceiling where the system does not say
+/// (outside Linux). Read once per process. Threads that convert at the
+/// same time share the cache, which this does not count.
+///
+/// ```
+/// use fnabi_core::layout::{NON_TEMPORAL_CEILING, non_temporal_threshold};
+/// assert!((1 << 20..=NON_TEMPORAL_CEILING).contains(&non_temporal_threshold()));
+/// ```
+pub fn non_temporal_threshold() -> usize {
+    match cache::last_level_cache_bytes() {
+        Some(bytes) => (bytes / 2).clamp(1 << 20, NON_TEMPORAL_CEILING),
+        None => NON_TEMPORAL_CEILING,
+    }
+}
 
 /// Strides (in elements) of a dense array of `shape` in `order`.
 pub fn dense_strides(shape: &[usize], order: DimOrder) -> DimVec<isize> {
@@ -333,7 +355,7 @@ pub unsafe fn strided_copy(
     } else {
         Kernel::Gather
     };
-    let nt = total >= NON_TEMPORAL_THRESHOLD;
+    let nt = total >= non_temporal_threshold();
     let ctx = Ctx { dims: &dims, kernel, es, nt };
     // Dims iterated around the kernel, outermost first.
     let outer: DimVec<usize> = (0..last).filter(|&i| !matches!(kernel, Kernel::Transpose { k } if k == i)).collect();

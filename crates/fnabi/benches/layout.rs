@@ -28,7 +28,11 @@
 //! - `transpose/1024_pitch1040`: the same 1024² transpose between buffers
 //!   whose rows are 1040 floats apart (4160 bytes, not a power of two): what
 //!   the kernel reaches when a tile's 16 rows do not share one L1 set, the
-//!   measurement behind the 1024² figure (DESIGN.md, "Transpose").
+//!   measurement behind the 1024² figure (DESIGN.md, "Transpose");
+//! - `transpose_then_sum/1024`: the 1024² transpose and then one read of
+//!   its output (a sum), what decides whether an output that may stay in
+//!   the cache is written with ordinary or streaming stores
+//!   ([`layout::non_temporal_threshold`], printed with the summary).
 //!
 //! All copies go into a caller-provided, already faulted-in destination
 //! (what the per-call arena provides). After criterion's own report the
@@ -145,6 +149,23 @@ fn benches(c: &mut Criterion) {
         b.iter(|| layout::copy(black_box(&src), &mut dst).unwrap());
     });
     g.finish();
+    // The 1024² transpose and one read of what it wrote.
+    let t1 = a1.permuted(&[1, 0]).unwrap();
+    let mut out = target(&[1024, 1024]);
+    let mut g = c.benchmark_group("transpose_then_sum");
+    g.throughput(Throughput::Bytes(t1.nbytes() as u64));
+    g.bench_function(BenchmarkId::from_parameter("1024"), |b| {
+        b.iter(|| {
+            layout::copy(black_box(&t1), &mut out).unwrap();
+            // Eight running sums: the read, not one add's latency, sets the pace.
+            let rows = out.as_slice::<f32>().unwrap().chunks_exact(8);
+            black_box(rows.fold([0f32; 8], |mut acc, x| {
+                acc.iter_mut().zip(x).for_each(|(a, x)| *a += x);
+                acc
+            }))
+        });
+    });
+    g.finish();
     // The same transpose into fresh memory each time (a 2 MiB-aligned,
     // huge-page-advised mapping): what `Array::to_contiguous` costs.
     let t = a.permuted(&[1, 0]).unwrap();
@@ -179,9 +200,12 @@ fn summary() {
         ("transpose/4096x8192_u8", M4096X2048.1, M4096X2048),
         ("strided_rows/4096", M4096X2048.1, M4096X2048),
         ("transpose_fresh/4096", M4096.1, M4096),
+        ("transpose_then_sum/1024", M1024.1, M1024),
     ];
     println!(
-        "\nlayout conversion, GB/s of output (its memcpy reference in this run; all but 3001x5008 the same size):"
+        "\nlayout conversion, GB/s of output (its memcpy reference in this run; all but 3001x5008 the same size;\n\
+         streaming stores from {:.1} MiB of output on this CPU):",
+        layout::non_temporal_threshold() as f64 / (1 << 20) as f64
     );
     for (id, bytes, (reference, ref_bytes)) in rows {
         let (Some(t), Some(r)) = (mean_ns(&dir, id), mean_ns(&dir, reference)) else { continue };
