@@ -51,6 +51,10 @@ use kernels::kernel;
 /// large copies.
 pub const NON_TEMPORAL_CEILING: usize = 8 << 20;
 
+/// The smallest [`non_temporal_threshold`] on any CPU: smaller outputs
+/// never stream, and converting one never reads the cache size.
+const NON_TEMPORAL_FLOOR: usize = 1 << 20;
+
 /// Outputs of at least this many bytes are written with non-temporal
 /// stores where a kernel supports them: half the last-level cache the
 /// system reports for CPU 0 (an output that large and its source fill that
@@ -66,7 +70,7 @@ pub const NON_TEMPORAL_CEILING: usize = 8 << 20;
 /// ```
 pub fn non_temporal_threshold() -> usize {
     match cache::last_level_cache_bytes() {
-        Some(bytes) => (bytes / 2).clamp(1 << 20, NON_TEMPORAL_CEILING),
+        Some(bytes) => (bytes / 2).clamp(NON_TEMPORAL_FLOOR, NON_TEMPORAL_CEILING),
         None => NON_TEMPORAL_CEILING,
     }
 }
@@ -355,7 +359,9 @@ pub unsafe fn strided_copy(
     } else {
         Kernel::Gather
     };
-    let nt = total >= non_temporal_threshold();
+    // (Small outputs are decided without the threshold, whose first use
+    // reads the cache size from the system.)
+    let nt = total >= NON_TEMPORAL_FLOOR && total >= non_temporal_threshold();
     let ctx = Ctx { dims: &dims, kernel, es, nt };
     // Dims iterated around the kernel, outermost first.
     let outer: DimVec<usize> = (0..last).filter(|&i| !matches!(kernel, Kernel::Transpose { k } if k == i)).collect();
