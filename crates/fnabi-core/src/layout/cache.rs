@@ -55,6 +55,25 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Every size Linux can write reads back as its bytes (or `None`
+        /// past `usize`; half the sizes below 2^24, the others any), and
+        /// any other text reads as `None` or a number, never a panic.
+        #[test]
+        fn sizes_round_trip(
+            n in proptest::prop_oneof![0u64..1 << 24, proptest::prelude::any::<u64>()],
+            unit in 0usize..4,
+            junk in "\\PC{0,12}",
+        ) {
+            let (suffix, scale) = [("", 1u128), ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30)][unit];
+            let want = usize::try_from(u128::from(n) * scale).ok();
+            proptest::prop_assert_eq!(parse_size(&format!("{n}{suffix}\n")), want);
+            if let Some(bytes) = parse_size(&junk) {
+                proptest::prop_assert!(junk.trim().trim_end_matches(['K', 'M', 'G']).parse::<usize>().is_ok(), "{}", bytes);
+            }
+        }
+    }
+
     #[test]
     fn the_largest_data_or_unified_cache_counts() {
         let dir = std::env::temp_dir().join(format!("fnabi-cache-{}", std::process::id()));
